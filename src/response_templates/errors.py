@@ -1,0 +1,103 @@
+"""The error hierarchy.
+
+Every error the library raises on bad input is a :class:`ResponseTemplateError`, which is a
+:class:`ValueError` so that code written against the reference implementation (which raises plain
+``ValueError``) keeps working.
+
+* :class:`TemplateError` -- the response template itself is wrong (raised when it is loaded, or when
+  one of its patterns misbehaves at parse time). Names the field and the key.
+* :class:`ParseError` -- the model output does not fit the template (bad JSON in a tool call, an
+  integer field that holds words, a transform path that does not resolve, a required field that never
+  appeared). Names the field, carries the raw region text and its offset in the stream.
+* :class:`ParserStateError` -- the parser was used out of order (``feed`` after ``finalize``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ContentError",
+    "ParseError",
+    "ParserStateError",
+    "PatternTimeoutError",
+    "ResponseTemplateError",
+    "TemplateError",
+]
+
+
+class ResponseTemplateError(ValueError):
+    """Base class of every error raised by this library on bad input."""
+
+
+class TemplateError(ResponseTemplateError):
+    """The response template is invalid.
+
+    ``field`` is the template field at fault (``None`` for top-level keys) and ``key`` the key inside it.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None, key: str | None = None) -> None:
+        where = []
+        if field is not None:
+            where.append(f"field {field!r}")
+        if key is not None:
+            where.append(f"key {key!r}")
+        prefix = f"response_template {', '.join(where)}: " if where else "response_template: "
+        super().__init__(prefix + message)
+        self.field = field
+        self.key = key
+        self.detail = message
+
+
+class ContentError(ResponseTemplateError):
+    """A content parser or transform rejected a value.
+
+    Raised by the pure functions in :mod:`response_templates.content` and
+    :mod:`response_templates.transforms`; the parser wraps it into a :class:`ParseError` that adds the
+    field, the raw text and the offset.
+    """
+
+
+class ParseError(ResponseTemplateError):
+    """The model output could not be parsed as the template says.
+
+    Attributes:
+        field: the template field whose region failed (``None`` for errors not tied to one region).
+        raw: the raw text of the region (exactly what the model wrote between the delimiters).
+        offset: the position of the region's first character in the parsed stream. The stream is the
+            part of the prefix after the start anchor followed by the generated text; ``prefix_length``
+            tells how many of its characters came from the prefix, so ``offset - prefix_length`` is the
+            position in the generated text (negative when the region began in the prompt).
+        prefix_length: see ``offset``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        raw: str | None = None,
+        offset: int | None = None,
+        prefix_length: int = 0,
+    ) -> None:
+        parts = [message]
+        if field is not None:
+            parts.insert(0, f"field {field!r}:")
+        if offset is not None:
+            parts.append(f"(region at offset {offset} of the stream")
+            parts[-1] += f", {offset - prefix_length} of the generated text)" if prefix_length else ")"
+        if raw is not None:
+            shown = raw if len(raw) <= 200 else raw[:100] + "..." + raw[-100:]
+            parts.append(f"raw text: {shown!r}")
+        super().__init__(" ".join(parts))
+        self.field = field
+        self.raw = raw
+        self.offset = offset
+        self.prefix_length = prefix_length
+        self.detail = message
+
+
+class PatternTimeoutError(TemplateError):
+    """A delimiter pattern took longer than its time budget (catastrophic backtracking)."""
+
+
+class ParserStateError(ResponseTemplateError, RuntimeError):
+    """The parser was used out of order, e.g. ``feed`` after ``finalize``."""
