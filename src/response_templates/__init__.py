@@ -10,15 +10,22 @@ from .errors import (
     ResponseTemplateError,
     TemplateError,
 )
+from .parser import ResponseParser, parse_response
+from .templates import FieldSpec, ResponseTemplate, load_template
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ContentError",
+    "FieldSpec",
     "ParseError",
     "ParserStateError",
     "PatternTimeoutError",
+    "ResponseParser",
+    "ResponseTemplate",
     "ResponseTemplateError",
     "TemplateError",
     "__version__",
+    "load_template",
+    "parse_response",
 ]

@@ -1,0 +1,107 @@
+"""Message assembly: how region values become the output message (SPEC sections 3 and 6).
+
+One place for the accumulation rules, independent of scanning:
+
+* ``repeats``: one list item per match; with ``join``, the matches (which must be strings) joined by the
+  separator.
+* an explicit field without ``repeats`` that matches more than once: its string values concatenated in
+  order; values that are not strings are an error naming the field **[ours]**.
+* the implicit field: all its segments concatenated in order and parsed once **[ours]**, so text before
+  and after a tool call both survive.
+* ``defaults`` are copied into every message and always kept; other keys are dropped when empty (None,
+  "", [] or {}); then fields with ``optional: false`` must be present **[ours: checked after dropping]**.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .errors import ContentError, ParseError
+from .templates import FieldSpec, ResponseTemplate
+
+__all__ = ["MessageAssembler", "is_empty"]
+
+
+def is_empty(value: Any) -> bool:
+    """Whether a value counts as "captured nothing" (None, "", [] or {})."""
+    return value is None or (isinstance(value, (str, list, dict)) and not value)
+
+
+ProcessFn = Callable[[FieldSpec, str, Mapping[str, str]], Any]
+
+
+class MessageAssembler:
+    """Collects region values for one message."""
+
+    def __init__(self, template: ResponseTemplate, process: ProcessFn) -> None:
+        self._template = template
+        self._process = process
+        self._values: dict[str, list[Any]] = {}  # insertion order = order of first appearance
+        self._implicit_segments: list[str] = []
+        self._implicit_captures: dict[str, str] = {}
+        self._implicit_start = 0
+
+    def add(self, field: FieldSpec, value: Any, raw: str, offset: int, prefix_length: int) -> None:
+        """Record the value of one closed explicit region (raises ParseError if it cannot combine)."""
+        values = self._values.get(field.name)
+        if field.join is not None:
+            if not isinstance(value, str):
+                why = f"'join' needs every match to parse to a string, got {type(value).__name__}"
+                raise ParseError(why, field=field.name, raw=raw, offset=offset, prefix_length=prefix_length)
+        elif values and not field.repeats and not (isinstance(value, str) and isinstance(values[0], str)):
+            kinds = sorted({type(v).__name__ for v in [*values, value]})
+            why = (
+                "matched more than once without 'repeats'; repeated matches are concatenated, which "
+                f"needs string values, got {', '.join(kinds)} (set 'repeats': true to collect a list)"
+            )
+            raise ParseError(why, field=field.name, raw=raw, offset=offset, prefix_length=prefix_length)
+        if values is None:
+            self._values[field.name] = [value]
+        else:
+            values.append(value)
+
+    def add_implicit_segment(self, raw: str, captures: Mapping[str, str], offset: int) -> None:
+        """Record one segment of the implicit field (parsed once, concatenated, at the end)."""
+        field = self._template.implicit
+        assert field is not None
+        if not self._implicit_segments:
+            self._implicit_start = offset
+            self._values.setdefault(field.name, [])
+        self._implicit_segments.append(raw)
+        self._implicit_captures.update(captures)
+
+    def message(self, prefix_length: int) -> dict[str, Any]:
+        """Build the final message (raises ParseError for an unparsable implicit value or a missing field)."""
+        t = self._template
+        message = t.defaults()
+        for name, values in self._values.items():
+            field = t.by_name[name]
+            if field.implicit:
+                raw = "".join(self._implicit_segments)
+                try:
+                    value = self._process(field, raw, self._implicit_captures)
+                except ContentError as exc:
+                    raise ParseError(
+                        str(exc), field=name, raw=raw, offset=self._implicit_start, prefix_length=prefix_length
+                    ) from exc
+            elif field.join is not None:
+                value = field.join.join(values)
+            elif field.repeats:
+                value = values
+            elif len(values) == 1:
+                value = values[0]
+            else:
+                value = "".join(values)
+            message[name] = value
+        defaults = t.defaults_keys
+        message = {k: v for k, v in message.items() if k in defaults or not is_empty(v)}
+        for field in t.fields:
+            if not field.optional and is_empty(message.get(field.name)):
+                err = ParseError(
+                    "required field ('optional': false) never matched or captured only an empty value",
+                    field=field.name,
+                )
+                err.partial_message = message
+                raise err
+        return message

@@ -1,0 +1,373 @@
+"""Delimiter matching with exact streaming hold-back (SPEC section 4).
+
+The parser must never commit a delimiter match that more input could change: not a literal that a
+longer literal of the same list could still extend (``STOP`` / ``STOPPED``), not a regex whose optional
+suffix could still match (``</invoke>(?:\\s*</minimax:tool_call>)?``), not a ``$`` that holds only
+because the buffer happens to end in a newline, not a lookahead that ran off the end of the buffer.
+
+For every delimiter this module answers one question about the text seen so far: *where is the first
+position from which the outcome is still undecided, and is there a match before it?* A match that
+starts before the undecided position is final: every continuation of the stream yields the same match
+(same span, same captures).
+
+* **Literals** (and literal lists): the undecided position is the start of the longest suffix of the
+  buffer that is a proper prefix of one of the literals. All literals watched in one parser state share
+  one combined matcher, so a chunk costs one C-level search plus, rarely, a short suffix check.
+* **Regexes**: the leftmost-first match comes from a normal search. The undecided position comes from
+  a *probe*: the pattern wrapped as ``(?>(?:P))(?!)`` and searched with the ``regex`` module's partial
+  matching. The atomic group makes the engine explore, at each start position, exactly the paths that
+  a normal search explores up to and including the one that succeeds; ``(?!)`` then rejects it, so the
+  probe can only report a *partial* match: the first position at which one of those paths ran into the
+  end of the buffer. End-of-input assertions (``$``, ``\\Z``, ``\\b``, ``\\B``, ``\\m``, ``\\M``) are
+  rewritten into equivalent lookarounds that read a character, so that they, too, register as touching
+  the end of the buffer.
+
+Work per call is proportional to the text searched (the unrouted tail of the buffer), which the parser
+keeps short; every regex search runs under a time budget so that a catastrophically backtracking
+pattern from an untrusted template fails with :class:`PatternTimeoutError` instead of hanging.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from .errors import PatternTimeoutError, TemplateError
+
+__all__ = [
+    "FLAGS",
+    "Delimiter",
+    "Match",
+    "WatchSet",
+    "compile_pattern",
+    "rewrite_end_assertions",
+]
+
+#: Flags every template regex is compiled with: DOTALL on, MULTILINE off (SPEC section 4).
+FLAGS = regex.DOTALL
+
+_INF = 1 << 62
+
+# Replacements for the zero-width assertions whose truth at the end of the buffer can change when more
+# text arrives. Each is exactly equivalent (DOTALL, no MULTILINE) but reads a character, which the
+# partial matcher notices.
+_END = r"(?![\s\S])"
+_ASSERTION_REWRITES = {
+    "$": r"(?=\n?" + _END + ")",
+    r"\Z": _END,
+    r"\b": r"(?:(?<=\w)(?!\w)|(?<!\w)(?=\w))",
+    r"\B": r"(?:(?<=\w)(?=\w)|(?<!\w)(?!\w))",
+    r"\m": r"(?<!\w)(?=\w)",
+    r"\M": r"(?<=\w)(?!\w)",
+}
+# Inline flags that would change how a pattern is read or what its anchors mean.
+_FORBIDDEN_FLAGS = {"m": "MULTILINE", "x": "VERBOSE", "w": "WORD", "V": "VERSION1", "p": "POSIX"}
+
+
+def rewrite_end_assertions(pattern: str) -> tuple[str, bool]:
+    """Rewrite end-sensitive assertions of ``pattern`` into equivalent lookarounds.
+
+    Returns the rewritten pattern and whether the original uses a lookbehind (the parser then keeps a
+    window of already-routed text for it to look at). Raises ``ValueError`` for constructs whose meaning
+    depends on where a search starts (``\\G``) or inline flags that the template language forbids.
+
+    >>> rewrite_end_assertions(r"</x>$")[0]
+    '</x>(?=\\\\n?(?![\\\\s\\\\S]))'
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    in_class = False
+    lookbehind = False
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            tok = pattern[i : i + 2]
+            i += 2
+            if not in_class:
+                if tok == r"\G":
+                    raise ValueError(r"'\G' depends on where a search starts; it cannot be used here")
+                if tok in _ASSERTION_REWRITES:
+                    out.append(_ASSERTION_REWRITES[tok])
+                    continue
+            out.append(tok)
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+            out.append(c)
+            i += 1
+            continue
+        if c == "[":
+            in_class = True
+            out.append(c)
+            i += 1
+            # A ']' right after '[' or '[^' is a literal member of the set.
+            if i < n and pattern[i] == "^":
+                out.append("^")
+                i += 1
+            if i < n and pattern[i] == "]":
+                out.append("]")
+                i += 1
+            continue
+        if c == "$":
+            out.append(_ASSERTION_REWRITES["$"])
+            i += 1
+            continue
+        if c == "(" and pattern.startswith("(?", i):
+            if pattern.startswith("(?#", i):  # comment group: copy verbatim up to ')'
+                end = pattern.find(")", i)
+                end = n if end < 0 else end + 1
+                out.append(pattern[i:end])
+                i = end
+                continue
+            if pattern.startswith(("(?<=", "(?<!"), i):
+                lookbehind = True
+            else:
+                j = i + 2
+                while j < n and (pattern[j].isalpha() or pattern[j] in "-0123456789"):
+                    j += 1
+                if j < n and pattern[j] in ":)" and j > i + 2:
+                    flags = pattern[i + 2 : j].replace("-", "")
+                    for flag in flags:
+                        if flag in _FORBIDDEN_FLAGS:
+                            raise ValueError(
+                                f"inline flag '{flag}' ({_FORBIDDEN_FLAGS[flag]}) is not allowed: template "
+                                "regexes are always DOTALL without MULTILINE"
+                            )
+        out.append(c)
+        i += 1
+    return "".join(out), lookbehind
+
+
+def compile_pattern(source: str, *, field: str | None, key: str) -> tuple[Any, Any, bool]:
+    """Compile a template regex into (search pattern, probe pattern, uses lookbehind).
+
+    Errors name the field and key.
+    """
+    if not isinstance(source, str):
+        raise TemplateError(f"must be a regex string, got {type(source).__name__}", field=field, key=key)
+    if source == "":
+        raise TemplateError("must not be empty", field=field, key=key)
+    try:
+        regex.compile(source, FLAGS)
+    except (regex.error, OverflowError, RecursionError) as exc:
+        raise TemplateError(f"invalid regex {source!r}: {exc}", field=field, key=key) from None
+    try:
+        rewritten, lookbehind = rewrite_end_assertions(source)
+    except ValueError as exc:
+        raise TemplateError(f"regex {source!r}: {exc}", field=field, key=key) from None
+    try:
+        search = regex.compile(rewritten, FLAGS)
+        probe = regex.compile(f"(?>(?:{rewritten}))(?!)", FLAGS)
+    except (regex.error, OverflowError, RecursionError) as exc:  # pragma: no cover - defensive
+        raise TemplateError(f"regex {source!r} cannot be used for streaming: {exc}", field=field, key=key) from None
+    return search, probe, lookbehind
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A final delimiter match: span in the buffer and its named captures."""
+
+    start: int
+    end: int
+    captures: dict[str, str]
+    delimiter: Delimiter
+
+
+@dataclass(frozen=True, eq=False)
+class Delimiter:
+    """One delimiter of a template: the open or close of one field (or the start anchor).
+
+    ``kind`` is ``"open"`` or ``"close"``; ``literals`` is set for literal delimiters, ``pattern`` and
+    ``probe`` for regex ones. ``source`` is what the template said, for messages.
+    """
+
+    field: str
+    kind: str
+    source: str | list[str]
+    literals: tuple[str, ...] | None = None
+    pattern: Any = None
+    probe: Any = None
+    lookbehind: bool = False
+    group_names: frozenset[str] = frozenset()
+
+    @classmethod
+    def literal(cls, value: Any, *, field: str, kind: str, key: str) -> Delimiter:
+        if isinstance(value, str):
+            items = [value]
+        elif isinstance(value, list):
+            if not value:
+                raise TemplateError("must list at least one literal", field=field, key=key)
+            items = value
+        else:
+            raise TemplateError(
+                f"must be a string or a list of strings, got {type(value).__name__}", field=field, key=key
+            )
+        for item in items:
+            if not isinstance(item, str):
+                raise TemplateError(
+                    f"must contain only strings, found {type(item).__name__} {item!r}", field=field, key=key
+                )
+            if item == "":
+                raise TemplateError("literals must not be empty strings", field=field, key=key)
+        literals = tuple(dict.fromkeys(items))
+        escaped = "|".join(regex.escape(s) for s in sorted(literals, key=len, reverse=True))
+        return cls(field=field, kind=kind, source=value, literals=literals, pattern=regex.compile(escaped, FLAGS))
+
+    @classmethod
+    def regex(cls, source: Any, *, field: str, kind: str, key: str) -> Delimiter:
+        search, probe, lookbehind = compile_pattern(source, field=field if kind != "anchor" else None, key=key)
+        return cls(
+            field=field,
+            kind=kind,
+            source=source,
+            pattern=search,
+            probe=probe,
+            lookbehind=lookbehind,
+            group_names=frozenset(search.groupindex),
+        )
+
+    @property
+    def is_literal(self) -> bool:
+        return self.literals is not None
+
+    def describe(self) -> str:
+        return f"{self.kind} of field {self.field!r} ({self.source!r})"
+
+    def can_match_empty(self) -> bool:
+        """Whether the delimiter matches the empty string (on empty input)."""
+        return self.literals is None and self.pattern.fullmatch("") is not None
+
+    # -- regex helpers ------------------------------------------------------------------------------
+
+    def _timeout_error(self, timeout: float) -> PatternTimeoutError:
+        return PatternTimeoutError(
+            f"regex {self.source!r} ran longer than its {timeout:g} s budget (catastrophic backtracking?); "
+            "simplify the pattern or raise regex_timeout",
+            field=self.field if self.kind != "anchor" else None,
+            key=f"{self.kind}_pattern" if self.kind != "anchor" else "start_anchor_pattern",
+        )
+
+    def search(self, text: str, pos: int, timeout: float) -> Any:
+        try:
+            return self.pattern.search(text, pos, timeout=timeout)
+        except TimeoutError:
+            raise self._timeout_error(timeout) from None
+
+    def find_regex(self, text: str, pos: int, final: bool, skip_empty_at: int, timeout: float) -> tuple[Any, int]:
+        """Leftmost-first match of a regex delimiter from ``pos`` and the undecided position.
+
+        A zero-width match at ``skip_empty_at`` is not allowed (the previous boundary was zero-width at
+        the same place); the search then resumes one character later.
+        """
+        while True:
+            try:
+                m = self.pattern.search(text, pos, timeout=timeout)
+                undecided = _INF
+                if not final:
+                    p = self.probe.search(text, pos, partial=True, timeout=timeout)
+                    if p is not None:
+                        undecided = p.start()
+            except TimeoutError:
+                raise self._timeout_error(timeout) from None
+            if m is not None and m.start() == m.end() == skip_empty_at and m.start() < undecided:
+                if pos >= len(text):
+                    return None, undecided
+                pos = m.start() + 1
+                continue
+            return m, undecided
+
+
+@dataclass(frozen=True, eq=False)
+class WatchSet:
+    """The delimiters watched in one parser state, compiled for a fast combined scan.
+
+    All literal delimiters share one alternation (longest first) and one table of proper prefixes; regex
+    delimiters are searched one by one. Tie-breaking follows SPEC section 4: earliest start, then the
+    longer match, then an open before a close, then the field whose name sorts first.
+    """
+
+    delimiters: tuple[Delimiter, ...]
+    literal_re: Any = None
+    # literal text -> the delimiter that wins when that literal matches
+    literal_owner: dict[str, Delimiter] = field(default_factory=dict)
+    prefixes: frozenset[str] = frozenset()
+    prefix_last_chars: frozenset[str] = frozenset()
+    max_prefix: int = 0
+    regexes: tuple[Delimiter, ...] = ()
+
+    @classmethod
+    def build(cls, delimiters: Sequence[Delimiter]) -> WatchSet:
+        owner: dict[str, Delimiter] = {}
+        prefixes: set[str] = set()
+        regexes = []
+        for d in sorted(delimiters, key=_priority):
+            if d.literals is None:
+                regexes.append(d)
+                continue
+            for lit in d.literals:
+                owner.setdefault(lit, d)
+                for k in range(1, len(lit)):
+                    prefixes.add(lit[:k])
+        literal_re = None
+        if owner:
+            alternation = "|".join(regex.escape(s) for s in sorted(owner, key=len, reverse=True))
+            literal_re = regex.compile(alternation, FLAGS)
+        return cls(
+            delimiters=tuple(delimiters),
+            literal_re=literal_re,
+            literal_owner=owner,
+            prefixes=frozenset(prefixes),
+            prefix_last_chars=frozenset(p[-1] for p in prefixes),
+            max_prefix=max((len(p) for p in prefixes), default=0),
+            regexes=tuple(regexes),
+        )
+
+    def scan(self, text: str, pos: int, final: bool, skip_empty_at: int, timeout: float) -> tuple[Match | None, int]:
+        """Find the next boundary in ``text[pos:]`` that no further input can change.
+
+        Returns ``(match, undecided)``: ``match`` is the winning final match or ``None``; ``undecided`` is
+        the first position from which more input could still produce or change a match (text before it
+        and before ``match`` can be routed now). With ``final`` the text is complete: nothing is
+        undecided and ``undecided`` is ``len(text)``.
+        """
+        best: tuple[Any, ...] | None = None
+        undecided = _INF
+        n = len(text)
+        if self.literal_re is not None:
+            m = self.literal_re.search(text, pos)
+            if m is not None:
+                d = self.literal_owner[m.group()]
+                best = (m.start(), m.start() - m.end(), *_priority(d), m, d)
+            if not final and text and text[-1] in self.prefix_last_chars:
+                # The earliest start of a suffix that is a proper prefix of some literal.
+                for k in range(min(self.max_prefix, n - pos), 0, -1):
+                    if text[n - k :] in self.prefixes:
+                        undecided = n - k
+                        break
+        for d in self.regexes:
+            m, u = d.find_regex(text, pos, final, skip_empty_at, timeout)
+            if u < undecided:
+                undecided = u
+            if m is not None:
+                key = (m.start(), m.start() - m.end(), *_priority(d), m, d)
+                if best is None or key[:4] < best[:4]:
+                    best = key
+        if final:
+            undecided = n
+        elif undecided > n:
+            undecided = n
+        if best is None:
+            return None, undecided
+        start, m, d = best[0], best[4], best[5]
+        if not final and start >= undecided:
+            return None, undecided
+        captures = {k: v for k, v in m.groupdict().items() if v is not None} if d.group_names else {}
+        return Match(start, m.end(), captures, d), undecided
+
+
+def _priority(d: Delimiter) -> tuple[int, str]:
+    return (0 if d.kind == "open" else 1, d.field)

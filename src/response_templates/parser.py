@@ -1,0 +1,363 @@
+"""The incremental parser: feed text, get events (SPEC sections 2, 4, 5 and 8).
+
+:class:`ResponseParser` is a sans-I/O state machine in the style of h11: you feed it text and it returns
+events; it does no I/O, starts no threads and keeps no global state. Its total work is linear in the
+input however the input is chunked, and the result never depends on the chunking.
+
+>>> import response_templates as rt
+>>> template = {
+...     "start_anchor": "<|im_start|>assistant\\n",
+...     "fields": {
+...         "reasoning_content": {"open": "<think>", "close": "</think>"},
+...         "content": {"close": "<|im_end|>"},
+...     },
+... }
+>>> p = rt.ResponseParser(template, prefix="<|im_start|>assistant\\n<think>\\n")
+>>> p.initial_events
+[{'type': 'region_open', 'field': 'reasoning_content'}, {'type': 'region_chunk', 'field': 'reasoning_content', 'text': '\\n', 'dirty': False}]
+>>> events = p.feed("Easy.</think>Hi!")
+>>> message, final_events = p.finalize()
+>>> message
+{'reasoning_content': 'Easy.', 'content': 'Hi!'}
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .assembly import MessageAssembler
+from .errors import ContentError, ParseError, ParserStateError, ResponseTemplateError
+from .matching import Match
+from .templates import FieldSpec, ResponseTemplate, load_template
+from .tools import tool_parameters, type_tool_calls
+from .transforms import apply_transform, apply_transform_each
+
+__all__ = ["ResponseParser", "parse_response"]
+
+logger = logging.getLogger("response_templates")
+
+Event = dict[str, Any]
+
+# Pending (held-back) text longer than this is re-scanned only after it has grown by half its length,
+# which keeps the total work linear even when a regex delimiter stays undecided for a long time.
+_RESCAN_FLOOR = 256
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+_MISSING: Any = _Missing()
+
+
+def _missing_prefix_error() -> ResponseTemplateError:
+    return ResponseTemplateError(
+        "prefix is required: pass the prompt the model continued (a string), because chat templates "
+        "often write the start of the assistant message themselves (an opening <think>, a prefill) and "
+        'the parser must see it to read the output correctly. Pass prefix="" to opt out explicitly.'
+    )
+
+
+class ResponseParser:
+    """Parse one generation as it streams.
+
+    Args:
+        template: a response template (dict, JSON string or :class:`ResponseTemplate`).
+        prefix: the prompt that preceded the generation; required (``""`` opts out). Its part after the
+            last start anchor is read as if the model had written it; events from it are in
+            :attr:`initial_events`.
+        tools: the request's tools (JSON-schema dicts or typed, documented callables); tool-call
+            arguments are cast by their schema when a region closes.
+
+    Use :meth:`feed` for each chunk of model output (``str``, or ``bytes`` of UTF-8 that may split a
+    character anywhere) and :meth:`finalize` once at the end.
+
+    A :class:`~response_templates.ParseError` raised by :meth:`feed` or :meth:`finalize` carries the
+    events produced before it (``error.events``); the failing region's raw text is on the error and the
+    parser stays usable: keep feeding, then finalize. Errors so far are in :attr:`errors`.
+    """
+
+    def __init__(
+        self,
+        template: Mapping[str, Any] | ResponseTemplate | str,
+        prefix: str = _MISSING,
+        *,
+        tools: Sequence[Mapping[str, Any] | Callable[..., Any]] | None = None,
+    ) -> None:
+        self.template = load_template(template)
+        if prefix is _MISSING or prefix is None:
+            raise _missing_prefix_error()
+        if not isinstance(prefix, str):
+            raise ResponseTemplateError(
+                f"prefix must be a string, got {type(prefix).__name__}; token ids are decoded by the "
+                "tokenizer integration (response_templates.hf)"
+            )
+        self._tool_params = tool_parameters(tools) if tools else {}
+        t = self.template
+        self._assembler = MessageAssembler(t, self.process_value)
+        self._window = t.lookbehind_window
+        self._buf = ""  # text from absolute offset self._base; self._pos indexes the first unrouted char
+        self._base = 0
+        self._pos = 0
+        self._incoming: list[str] = []
+        self._incoming_len = 0
+        self._decoder: codecs.IncrementalDecoder | None = None
+        self._bytes_seen = 0
+        self._skip_empty_at = -1  # absolute offset of the last zero-width boundary
+        # Router state: the open explicit region, or None (implicit field / discard zone).
+        self._region: FieldSpec | None = None
+        self._implicit_open = False
+        self._body: list[str] = []
+        self._body_start = 0
+        self._captures: dict[str, str] = {}
+        self._finalized = False
+        self.errors: list[ParseError] = []
+        self.initial_events: list[Event] = []
+        remainder, found = t.cut_prefix(prefix)
+        if not found and prefix:
+            logger.debug("start anchor not found in the prefix; the whole prefix is parsed")
+        self.prefix_length = len(remainder)
+        if remainder:
+            self._incoming.append(remainder)
+            self._incoming_len = len(remainder)
+            self._run(self.initial_events, final=False)
+
+    # -- public API ---------------------------------------------------------------------------------
+
+    def feed(self, text: str | bytes) -> list[Event]:
+        """Add model output and return the events it produced (possibly none)."""
+        if self._finalized:
+            raise ParserStateError("feed() after finalize(): one parser follows one generation")
+        if isinstance(text, (bytes, bytearray, memoryview)):
+            text = self._decode(bytes(text), final=False)
+        elif not isinstance(text, str):
+            raise ResponseTemplateError(f"feed() takes str or UTF-8 bytes, got {type(text).__name__}")
+        if text:
+            self._incoming.append(text)
+            self._incoming_len += len(text)
+        pending = len(self._buf) - self._pos
+        if pending > _RESCAN_FLOOR and self._incoming_len * 2 < pending:
+            return []  # a long undecided span: wait for enough new text to make a re-scan worthwhile
+        events: list[Event] = []
+        self._run(events, final=False)
+        return events
+
+    def finalize(self) -> tuple[dict[str, Any], list[Event]]:
+        """End the stream: flush held-back text, close open regions, check required fields.
+
+        Returns ``(message, final_events)``.
+        """
+        if self._finalized:
+            raise ParserStateError("finalize() called twice: one parser follows one generation")
+        events: list[Event] = []
+        if self._decoder is not None:
+            tail = self._decode(b"", final=True)
+            if tail:
+                self._incoming.append(tail)
+                self._incoming_len += len(tail)
+        self._run(events, final=True)
+        self._finalized = True
+        try:
+            message = self._assembler.message(self.prefix_length)
+        except ParseError as exc:
+            exc.events = events
+            self.errors.append(exc)
+            raise
+        return message, events
+
+    @property
+    def finalized(self) -> bool:
+        return self._finalized
+
+    # -- input --------------------------------------------------------------------------------------
+
+    def _decode(self, data: bytes, final: bool) -> str:
+        if self._decoder is None:
+            self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        try:
+            text = self._decoder.decode(data, final)
+        except UnicodeDecodeError as exc:
+            at = self._bytes_seen + exc.start
+            self._decoder.reset()
+            self._bytes_seen += len(data)
+            err = ParseError(
+                f"invalid UTF-8 at byte {at} of the generated bytes ({exc.reason}); the chunk was not "
+                "consumed: decode it yourself if you want replacement characters",
+                raw=data.decode("utf-8", "backslashreplace"),
+            )
+            err.events = []
+            self.errors.append(err)
+            raise err from None
+        self._bytes_seen += len(data)
+        return text
+
+    # -- the scan/route loop --------------------------------------------------------------------------
+
+    def _run(self, events: list[Event], final: bool) -> None:
+        if self._incoming:
+            self._buf += "".join(self._incoming)
+            self._incoming.clear()
+            self._incoming_len = 0
+        try:
+            self._process(events, final)
+        except ParseError as exc:
+            exc.events = events
+            self.errors.append(exc)
+            raise
+        self._trim()
+
+    def _process(self, events: list[Event], final: bool) -> None:
+        t = self.template
+        timeout = t.regex_timeout
+        while True:
+            region = self._region
+            watch = t.inside[region.name] if region is not None else t.outside
+            buf = self._buf
+            if watch.delimiters:
+                skip = self._skip_empty_at - self._base
+                match, undecided = watch.scan(buf, self._pos, final, skip, timeout)
+            else:
+                match, undecided = None, len(buf)
+            if match is None:
+                if undecided > self._pos:
+                    self._route(events, buf[self._pos : undecided])
+                    self._pos = undecided
+                if final:
+                    self._close_region(events, None)
+                return
+            if match.start > self._pos:
+                self._route(events, buf[self._pos : match.start])
+            self._pos = match.end
+            if match.start == match.end:
+                self._skip_empty_at = self._base + match.start
+            d = match.delimiter
+            if d.kind == "open":
+                self._close_region(events, None)
+                field = t.by_name[d.field]
+                self._region = field
+                self._body = []
+                self._body_start = self._base + match.end
+                self._captures = match.captures
+                events.append({"type": "region_open", "field": field.name})
+            else:
+                self._close_region(events, match)
+
+    def _trim(self) -> None:
+        """Drop routed text that no pattern can look at any more (keeps a lookbehind window)."""
+        drop = self._pos - self._window
+        if drop > 0 and drop >= len(self._buf) - self._pos:
+            self._buf = self._buf[drop:]
+            self._base += drop
+            self._pos -= drop
+
+    # -- routing ------------------------------------------------------------------------------------
+
+    def _route(self, events: list[Event], text: str) -> None:
+        region = self._region
+        if region is None:
+            region = self.template.implicit
+            if region is None:
+                return  # outside every region and no implicit field: the template discards this text
+            if not self._implicit_open:
+                self._implicit_open = True
+                self._body = []
+                self._body_start = self._base + self._pos
+                self._captures = {}
+                events.append({"type": "region_open", "field": region.name})
+        self._body.append(text)
+        events.append({"type": "region_chunk", "field": region.name, "text": text, "dirty": not region.streamable})
+
+    def _close_region(self, events: list[Event], close: Match | None) -> None:
+        """Close the current region (explicit, or the implicit segment if one is open)."""
+        field = self._region
+        if field is None:
+            if not self._implicit_open:
+                return
+            field = self.template.implicit
+            assert field is not None
+        raw = "".join(self._body)
+        start = self._body_start
+        captures = {**self._captures, **close.captures} if close is not None and close.captures else self._captures
+        # Reset first: whatever happens below, the parser is back outside any region.
+        self._region = None
+        self._implicit_open = False
+        self._body = []
+        self._captures = {}
+        if field.implicit:
+            self._assembler.add_implicit_segment(raw, captures, start)
+        try:
+            value = self.process_value(field, raw, captures)
+        except ContentError as exc:
+            raise ParseError(
+                str(exc), field=field.name, raw=raw, offset=start, prefix_length=self.prefix_length
+            ) from exc
+        if not field.implicit:
+            self._assembler.add(field, value, raw, start, self.prefix_length)
+        events.append({"type": "region_close", "field": field.name, "value": value})
+
+    def process_value(self, field: FieldSpec, raw: str, captures: Mapping[str, str]) -> Any:
+        """Content parser, then transform, then tool-argument typing (raises ContentError)."""
+        value = field.parser.parse(raw, field.content_args)
+        if field.has_transform:
+            if field.transform_each:
+                value = apply_transform_each(field.transform, value, captures)
+            else:
+                value = apply_transform(field.transform, {**captures, "content": value})
+        if self._tool_params:
+            value = type_tool_calls(value, self._tool_params)
+        return value
+
+
+def parse_response(
+    text: str | Sequence[str],
+    template: Mapping[str, Any] | ResponseTemplate | str,
+    *,
+    prefix: str | Sequence[str] = _MISSING,
+    tools: Sequence[Mapping[str, Any] | Callable[..., Any]] | None = None,
+) -> dict[str, Any] | list[dict[str, Any]]:
+    """Parse one complete generation (or a batch) into a message dict.
+
+    ``text`` is a string, or a list of strings for a batch, which returns a list of messages; ``prefix``
+    is then one prompt for all items or a list with one per item. ``prefix`` is required (``""`` opts
+    out). Raises :class:`~response_templates.ParseError` when the output does not fit the template.
+
+    >>> import response_templates as rt
+    >>> t = {"start_anchor": "<|im_start|>assistant\\n",
+    ...      "fields": {"tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True,
+    ...                                "content": "json"},
+    ...                 "content": {}}}
+    >>> rt.parse_response('Sure.<tool_call>{"name": "f"}</tool_call>', t, prefix="")
+    {'content': 'Sure.', 'tool_calls': [{'name': 'f'}]}
+    """
+    if prefix is _MISSING or prefix is None:
+        raise _missing_prefix_error()
+    compiled = load_template(template)
+    if isinstance(text, str):
+        if not isinstance(prefix, str):
+            raise ResponseTemplateError(
+                f"a single text needs a single string prefix, got {type(prefix).__name__}"
+            )
+        return _parse_one(text, compiled, prefix, tools)
+    if not isinstance(text, Sequence):
+        raise ResponseTemplateError(f"text must be a string or a list of strings, got {type(text).__name__}")
+    if isinstance(prefix, str):
+        prefixes: Sequence[str] = [prefix] * len(text)
+    else:
+        prefixes = list(prefix)
+        if len(prefixes) != len(text):
+            raise ResponseTemplateError(
+                f"batch of {len(text)} texts but {len(prefixes)} prefixes: pass one prefix for all, or one per text"
+            )
+    return [_parse_one(item, compiled, p, tools) for item, p in zip(text, prefixes)]
+
+
+def _parse_one(text: Any, template: ResponseTemplate, prefix: str, tools: Any) -> dict[str, Any]:
+    if not isinstance(text, str):
+        raise ResponseTemplateError(f"each text must be a string, got {type(text).__name__}")
+    parser = ResponseParser(template, prefix, tools=tools)
+    parser.feed(text)
+    return parser.finalize()[0]

@@ -1,0 +1,320 @@
+"""Loading, validating and compiling response templates (SPEC section 3).
+
+A response template is plain JSON data. :func:`load_template` checks every key, with errors that
+name the field and the key, and compiles it into an immutable :class:`ResponseTemplate` that can be
+shared between threads and reused for any number of parses.
+
+>>> import response_templates as rt
+>>> t = rt.load_template({
+...     "start_anchor": "<|im_start|>assistant\\n",
+...     "fields": {
+...         "reasoning_content": {"open": "<think>", "close": "</think>"},
+...         "content": {"close": "<|im_end|>"},
+...     },
+... })
+>>> [f.name for f in t.fields], t.implicit.name
+(['reasoning_content', 'content'], 'content')
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any
+
+from .content import ContentParser, get_content_parser
+from .errors import TemplateError
+from .matching import Delimiter, WatchSet
+from .transforms import transform_placeholders, validate_transform
+
+__all__ = ["DEFAULT_REGEX_TIMEOUT", "FieldSpec", "ResponseTemplate", "load_template"]
+
+#: Seconds one regex search may take before the template is declared pathological.
+DEFAULT_REGEX_TIMEOUT = 1.0
+
+#: How many characters of already-routed text the parser keeps for lookbehind assertions.
+LOOKBEHIND_WINDOW = 1024
+
+_TOP_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
+_FIELD_KEYS = frozenset(
+    {
+        "open",
+        "open_pattern",
+        "close",
+        "close_pattern",
+        "repeats",
+        "join",
+        "optional",
+        "content",
+        "content_args",
+        "transform",
+        "transform_each",
+    }
+)
+
+
+@dataclass(frozen=True, eq=False)
+class FieldSpec:
+    """One compiled field of a template."""
+
+    name: str
+    open: Delimiter | None
+    close: Delimiter | None
+    repeats: bool
+    join: str | None
+    optional: bool
+    parser: ContentParser
+    content_args: Mapping[str, Any]
+    transform: Any
+    transform_each: bool
+    has_transform: bool
+
+    @property
+    def implicit(self) -> bool:
+        """Whether this is the implicit field (no open delimiter)."""
+        return self.open is None
+
+    @property
+    def streamable(self) -> bool:
+        """Whether chunks of this field are part of its final value (``dirty`` false)."""
+        return self.parser.streamable
+
+
+@dataclass(frozen=True, eq=False)
+class ResponseTemplate:
+    """A validated, compiled response template: immutable, reusable and thread-safe.
+
+    Build one with :func:`load_template`. ``source`` is a private copy of the template data.
+    """
+
+    source: Mapping[str, Any]
+    fields: tuple[FieldSpec, ...]
+    by_name: Mapping[str, FieldSpec]
+    implicit: FieldSpec | None
+    defaults_json: str
+    defaults_keys: frozenset[str]
+    start_anchor: Delimiter
+    regex_timeout: float
+    lookbehind_window: int
+    # Watch sets: what the scanner looks for outside explicit regions, and inside each explicit region.
+    outside: WatchSet
+    inside: Mapping[str, WatchSet] = field(default_factory=dict)
+
+    def defaults(self) -> dict[str, Any]:
+        """A fresh copy of the template's ``defaults``."""
+        return json.loads(self.defaults_json)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The template as plain JSON data (a copy)."""
+        return copy.deepcopy(dict(self.source))
+
+    def cut_prefix(self, prefix: str) -> tuple[str, bool]:
+        """The part of ``prefix`` after the last start anchor, and whether an anchor was found."""
+        last_end = -1
+        pattern = self.start_anchor.pattern
+        try:
+            for m in pattern.finditer(prefix, timeout=self.regex_timeout):
+                last_end = m.end()
+        except TimeoutError:
+            raise self.start_anchor._timeout_error(self.regex_timeout) from None
+        if last_end < 0:
+            return prefix, False
+        return prefix[last_end:], True
+
+    def __repr__(self) -> str:
+        return f"<ResponseTemplate fields={[f.name for f in self.fields]}>"
+
+
+def _bool_key(spec: Mapping[str, Any], key: str, default: bool, field_name: str) -> bool:
+    value = spec.get(key, default)
+    if not isinstance(value, bool):
+        raise TemplateError(f"must be true or false, got {value!r}", field=field_name, key=key)
+    return value
+
+
+def _delimiter(spec: Mapping[str, Any], name: str, kind: str) -> Delimiter | None:
+    literal_key, pattern_key = kind, f"{kind}_pattern"
+    if literal_key in spec and pattern_key in spec:
+        raise TemplateError(f"give either {literal_key!r} or {pattern_key!r}, not both", field=name, key=pattern_key)
+    if literal_key in spec:
+        return Delimiter.literal(spec[literal_key], field=name, kind=kind, key=literal_key)
+    if pattern_key in spec:
+        return Delimiter.regex(spec[pattern_key], field=name, kind=kind, key=pattern_key)
+    return None
+
+
+def _compile_field(name: Any, spec: Any) -> FieldSpec:
+    if not isinstance(name, str) or not name:
+        raise TemplateError(f"field names must be non-empty strings, got {name!r}", key="fields")
+    if not isinstance(spec, Mapping):
+        raise TemplateError(f"must be an object, got {type(spec).__name__}", field=name)
+    unknown = sorted(set(spec) - _FIELD_KEYS)
+    if unknown:
+        raise TemplateError(f"unknown key(s) {unknown}; allowed: {sorted(_FIELD_KEYS)}", field=name, key=unknown[0])
+    open_d = _delimiter(spec, name, "open")
+    close_d = _delimiter(spec, name, "close")
+    repeats = _bool_key(spec, "repeats", False, name)
+    optional = _bool_key(spec, "optional", True, name)
+    transform_each = _bool_key(spec, "transform_each", False, name)
+    join = spec.get("join")
+    if join is not None:
+        if not isinstance(join, str):
+            raise TemplateError(f"must be a string, got {type(join).__name__}", field=name, key="join")
+        if not repeats:
+            raise TemplateError("'join' needs 'repeats': true", field=name, key="join")
+    content = spec.get("content", "text")
+    if not isinstance(content, str):
+        raise TemplateError(f"must be a parser name, got {content!r}", field=name, key="content")
+    parser = get_content_parser(content, name)
+    content_args = parser.validate(spec.get("content_args", {}), name)
+    has_transform = "transform" in spec
+    transform = spec.get("transform")
+    if transform_each and not has_transform:
+        raise TemplateError("'transform_each' needs a 'transform'", field=name, key="transform_each")
+    groups = (open_d.group_names if open_d else frozenset()) | (close_d.group_names if close_d else frozenset())
+    if has_transform:
+        validate_transform(transform, name)
+        if not transform_each:
+            available = {"content"} | groups
+            unknown_vars = sorted(transform_placeholders(transform) - available)
+            if unknown_vars:
+                raise TemplateError(
+                    f"placeholder(s) {unknown_vars} can never resolve; available variables: {sorted(available)}",
+                    field=name,
+                    key="transform",
+                )
+    elif groups:
+        raise TemplateError(
+            f"named group(s) {sorted(groups)} would be lost: captures reach the output only through a "
+            "'transform'; add one that uses them or make the groups unnamed",
+            field=name,
+            key="open_pattern" if open_d and open_d.group_names else "close_pattern",
+        )
+    if open_d is not None and open_d.can_match_empty():
+        raise TemplateError(
+            "the open pattern can match the empty string, so the region could open anywhere; "
+            "make it consume text (a lookahead alone is fine)",
+            field=name,
+            key="open_pattern",
+        )
+    if open_d is None and close_d is not None and close_d.can_match_empty():
+        raise TemplateError(
+            "the close pattern of the implicit field can match the empty string, so it would end the "
+            "region at every position",
+            field=name,
+            key="close_pattern",
+        )
+    return FieldSpec(
+        name=name,
+        open=open_d,
+        close=close_d,
+        repeats=repeats,
+        join=join,
+        optional=optional,
+        parser=parser,
+        content_args=content_args,
+        transform=copy.deepcopy(transform),
+        transform_each=transform_each,
+        has_transform=has_transform,
+    )
+
+
+def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
+    if not isinstance(spec, Mapping):
+        raise TemplateError(f"a response template must be an object, got {type(spec).__name__}")
+    unknown = sorted(str(k) for k in set(spec) - _TOP_KEYS)
+    if unknown:
+        raise TemplateError(f"unknown top-level key(s) {unknown}; allowed: {sorted(_TOP_KEYS)}", key=unknown[0])
+    version = spec.get("version", 1)
+    if version != 1 or isinstance(version, bool):
+        raise TemplateError(f"unsupported version {version!r}; this library reads version 1", key="version")
+    defaults = spec.get("defaults", {})
+    if not isinstance(defaults, Mapping):
+        raise TemplateError(f"must be an object, got {type(defaults).__name__}", key="defaults")
+    try:
+        defaults_json = json.dumps(defaults, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise TemplateError(f"must be JSON data: {exc}", key="defaults") from None
+    raw_fields = spec.get("fields")
+    if not isinstance(raw_fields, Mapping) or not raw_fields:
+        raise TemplateError("must be a non-empty object of field specs", key="fields")
+    fields = tuple(_compile_field(name, fspec) for name, fspec in raw_fields.items())
+    implicit = [f for f in fields if f.implicit]
+    if len(implicit) > 1:
+        raise TemplateError(
+            f"at most one field may lack 'open'/'open_pattern' (the implicit field); found {[f.name for f in implicit]}",
+            key="fields",
+        )
+    if "start_anchor" in spec and "start_anchor_pattern" in spec:
+        raise TemplateError("give either 'start_anchor' or 'start_anchor_pattern', not both", key="start_anchor")
+    if "start_anchor" in spec:
+        anchor = Delimiter.literal(spec["start_anchor"], field="", kind="anchor", key="start_anchor")
+    elif "start_anchor_pattern" in spec:
+        anchor = Delimiter.regex(spec["start_anchor_pattern"], field="", kind="anchor", key="start_anchor_pattern")
+    else:
+        raise TemplateError(
+            "one of 'start_anchor' or 'start_anchor_pattern' is required: it marks where the assistant "
+            "message starts inside the prompt (e.g. '<|im_start|>assistant\\n')",
+            key="start_anchor",
+        )
+    if not isinstance(regex_timeout, (int, float)) or isinstance(regex_timeout, bool) or not regex_timeout > 0:
+        raise TemplateError(f"regex_timeout must be a positive number of seconds, got {regex_timeout!r}")
+    implicit_field = implicit[0] if implicit else None
+    outside = [f.open for f in fields if f.open is not None]
+    if implicit_field is not None and implicit_field.close is not None:
+        outside.append(implicit_field.close)
+    inside = {
+        f.name: WatchSet.build([f.close] if f.close is not None else []) for f in fields if f.open is not None
+    }
+    lookbehind = any(d.lookbehind for f in fields for d in (f.open, f.close) if d is not None)
+    return ResponseTemplate(
+        source=MappingProxyType(copy.deepcopy(dict(spec))),
+        fields=fields,
+        by_name=MappingProxyType({f.name: f for f in fields}),
+        implicit=implicit_field,
+        defaults_json=defaults_json,
+        defaults_keys=frozenset(defaults),
+        start_anchor=anchor,
+        regex_timeout=float(regex_timeout),
+        lookbehind_window=LOOKBEHIND_WINDOW if lookbehind else 1,
+        outside=WatchSet.build(outside),
+        inside=MappingProxyType(inside),
+    )
+
+
+@lru_cache(maxsize=128)
+def _compile_cached(key: str, regex_timeout: float) -> ResponseTemplate:
+    return _compile(json.loads(key), regex_timeout)
+
+
+def load_template(
+    template: Mapping[str, Any] | ResponseTemplate | str, *, regex_timeout: float = DEFAULT_REGEX_TIMEOUT
+) -> ResponseTemplate:
+    """Validate and compile a response template.
+
+    ``template`` is the template as a dict, as a JSON string, or an already compiled
+    :class:`ResponseTemplate` (returned unchanged). Compiled templates are cached by content, so
+    passing the same dict again is cheap. ``regex_timeout`` bounds each regex search (seconds).
+
+    Raises :class:`~response_templates.TemplateError` naming the field and key at fault.
+    """
+    if isinstance(template, ResponseTemplate):
+        return template
+    if isinstance(template, str):
+        try:
+            template = json.loads(template)
+        except json.JSONDecodeError as exc:
+            raise TemplateError(f"not valid JSON: {exc}") from None
+    if not isinstance(template, Mapping):
+        raise TemplateError(f"a response template must be an object, got {type(template).__name__}")
+    try:
+        key = json.dumps(template, sort_keys=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return _compile(template, regex_timeout)  # not JSON data: _compile reports what is wrong
+    except RecursionError:
+        raise TemplateError("the template is nested too deeply") from None
+    return _compile_cached(key, regex_timeout)
