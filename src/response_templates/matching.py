@@ -298,6 +298,10 @@ class WatchSet:
     prefix_last_chars: frozenset[str] = frozenset()
     max_prefix: int = 0
     regexes: tuple[Delimiter, ...] = ()
+    #: For literal-only sets: the characters a delimiter can start with. A chunk that contains none of
+    #: them, arriving when nothing is held back, cannot start or complete a delimiter.
+    first_chars: str | None = None
+    first_re: Any = None
 
     @classmethod
     def build(cls, delimiters: Sequence[Delimiter]) -> WatchSet:
@@ -312,6 +316,7 @@ class WatchSet:
                 owner.setdefault(lit, d)
                 for k in range(1, len(lit)):
                     prefixes.add(lit[:k])
+        first_chars = None if regexes else "".join(sorted({lit[0] for lit in owner}))
         literal_re = None
         if owner:
             alternation = "|".join(regex.escape(s) for s in sorted(owner, key=len, reverse=True))
@@ -324,6 +329,10 @@ class WatchSet:
             prefix_last_chars=frozenset(p[-1] for p in prefixes),
             max_prefix=max((len(p) for p in prefixes), default=0),
             regexes=tuple(regexes),
+            first_chars=first_chars,
+            first_re=regex.compile(
+                "[" + "".join(regex.escape(c) for c in first_chars) + "]" if first_chars else "(?!)"
+            ),
         )
 
     def scan(self, text: str, pos: int, final: bool, skip_empty_at: int, timeout: float) -> tuple[Match | None, int]:

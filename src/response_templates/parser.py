@@ -132,17 +132,39 @@ class ResponseParser:
         """Add model output and return the events it produced (possibly none)."""
         if self._finalized:
             raise ParserStateError("feed() after finalize(): one parser follows one generation")
-        if isinstance(text, (bytes, bytearray, memoryview)):
-            text = self._decode(bytes(text), final=False)
-        elif not isinstance(text, str):
-            raise ResponseTemplateError(f"feed() takes str or UTF-8 bytes, got {type(text).__name__}")
-        if text:
+        if type(text) is not str:
+            if isinstance(text, (bytes, bytearray, memoryview)):
+                text = self._decode(bytes(text), final=False)
+            elif not isinstance(text, str):
+                raise ResponseTemplateError(f"feed() takes str or UTF-8 bytes, got {type(text).__name__}")
+        if not text:
+            return []
+        buf = self._buf
+        if self._pos == len(buf) and not self._incoming:
+            # Nothing is held back: the chunk starts a fresh buffer (keeping the lookbehind window).
+            window = self._window
+            region = self._region
+            watch = self.template.inside[region.name] if region is not None else self.template.outside
+            first = watch.first_chars
+            if first is not None and window == 1 and (first not in text if len(first) == 1 else not watch.first_re.search(text)):
+                # Fast path: only literals are watched and none can start in this chunk.
+                self._base += len(buf)
+                self._buf = text
+                self._pos = len(text)
+                events: list[Event] = []
+                self._route(events, text)
+                return events
+            keep = buf[-window:]
+            self._base += len(buf) - len(keep)
+            self._buf = keep + text
+            self._pos = len(keep)
+        else:
             self._incoming.append(text)
             self._incoming_len += len(text)
-        pending = len(self._buf) - self._pos
-        if pending > _RESCAN_FLOOR and self._incoming_len * 2 < pending:
-            return []  # a long undecided span: wait for enough new text to make a re-scan worthwhile
-        events: list[Event] = []
+            pending = len(buf) - self._pos
+            if pending > _RESCAN_FLOOR and self._incoming_len * 2 < pending:
+                return []  # a long undecided span: wait for enough new text to make a re-scan worthwhile
+        events = []
         self._run(events, final=False)
         return events
 
@@ -269,7 +291,7 @@ class ResponseParser:
                 self._captures = {}
                 events.append({"type": "region_open", "field": region.name})
         self._body.append(text)
-        events.append({"type": "region_chunk", "field": region.name, "text": text, "dirty": not region.streamable})
+        events.append({"type": "region_chunk", "field": region.name, "text": text, "dirty": region.dirty})
 
     def _close_region(self, events: list[Event], close: Match | None) -> None:
         """Close the current region (explicit, or the implicit segment if one is open)."""

@@ -72,16 +72,11 @@ class FieldSpec:
     transform: Any
     transform_each: bool
     has_transform: bool
-
-    @property
-    def implicit(self) -> bool:
-        """Whether this is the implicit field (no open delimiter)."""
-        return self.open is None
-
-    @property
-    def streamable(self) -> bool:
-        """Whether chunks of this field are part of its final value (``dirty`` false)."""
-        return self.parser.streamable
+    #: Whether this is the implicit field (no open delimiter).
+    implicit: bool
+    #: The ``dirty`` flag of this field's ``region_chunk`` events: true unless every chunk is part of the
+    #: final value (up to stripping), as it is for ``text``, ``int``, ``float`` and ``bool``.
+    dirty: bool
 
 
 @dataclass(frozen=True, eq=False)
@@ -220,6 +215,8 @@ def _compile_field(name: Any, spec: Any) -> FieldSpec:
         transform=copy.deepcopy(transform),
         transform_each=transform_each,
         has_transform=has_transform,
+        implicit=open_d is None,
+        dirty=not parser.streamable,
     )
 
 
