@@ -317,6 +317,14 @@ class ResponseParser:
             raise ParseError(
                 str(exc), field=field.name, raw=raw, offset=start, prefix_length=self.prefix_length
             ) from exc
+        except (ValueError, TypeError, LookupError, RecursionError, TimeoutError) as exc:  # defensive
+            raise ParseError(
+                f"unexpected {type(exc).__name__} while parsing the region: {exc}",
+                field=field.name,
+                raw=raw,
+                offset=start,
+                prefix_length=self.prefix_length,
+            ) from exc
         if not field.implicit:
             self._assembler.add(field, value, raw, start, self.prefix_length)
         events.append({"type": "region_close", "field": field.name, "value": value})
