@@ -1,0 +1,618 @@
+"""Content parsers: turn the raw text of one region into a value.
+
+A field's ``content`` names a parser and its ``content_args`` configure it. Each parser is a pair of pure
+functions: ``validate`` runs once when the template is loaded (it checks the arguments, fills in the
+defaults, precompiles what can be precompiled and raises :class:`~response_templates.errors.TemplateError`
+naming the field and the ``content_args`` key), and ``parse`` runs once per region (it raises
+:class:`~response_templates.errors.ContentError`, never a foreign exception).
+
+Parsers:
+
+* ``text`` -- the region text, stripped of surrounding whitespace unless ``strip`` is false.
+* ``int`` / ``float`` -- ``int()`` / ``float()`` of the stripped text. Whatever Python accepts is accepted,
+  so ``"1_000"``, ``"nan"``, ``"inf"`` and ``"-Infinity"`` are numbers.
+* ``bool`` -- ``true``/``false``/``1``/``0`` in any case; any other text is an error.
+* ``json`` -- ``json.loads`` of the text (non-finite ``NaN``/``Infinity`` accepted, as ``json.loads``
+  does), with optional dialect knobs: ``unquoted_keys`` (``{name: "x"}``), ``string_delims``
+  (``[[open, close], ...]`` markers that delimit string values instead of ``"``) and ``allow_non_json``
+  (return the stripped text when the region cannot be read as JSON). Nesting deeper than
+  :data:`MAX_JSON_DEPTH` is an error.
+* ``xml-inline`` -- a flat run of tags matched by ``tag_pattern`` (a regex with named groups ``key`` and
+  ``value``) becomes a dict; ``value_parser`` parses each value, ``merge_duplicates`` collects repeated
+  keys into a list.
+* ``kv-lines`` -- ``key: value`` lines become a dict (``line_sep``, ``kv_sep``, ``strip``,
+  ``value_parser``); blank lines and lines without ``kv_sep`` are skipped.
+
+Example::
+
+    >>> from response_templates.content import get_content_parser, parse_content
+    >>> parser = get_content_parser("json", field="tool_calls")
+    >>> args = parser.validate({"unquoted_keys": True, "string_delims": [["<e>", "<e>"]]}, "tool_calls")
+    >>> parser.parse('{city: <e>Paris, "FR"<e>, days: 3}', args)
+    {'city': 'Paris, "FR"', 'days': 3}
+    >>> parse_content("<k>a</k><v>1</v>", "xml-inline", {
+    ...     "tag_pattern": "<k>(?P<key>.*?)</k><v>(?P<value>.*?)</v>", "value_parser": {"name": "int"}})
+    {'a': 1}
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from .errors import ContentError, TemplateError
+
+__all__ = [
+    "CONTENT_PARSERS",
+    "MAX_JSON_DEPTH",
+    "REGEX_TIMEOUT",
+    "ContentArgs",
+    "ContentParser",
+    "get_content_parser",
+    "parse_content",
+    "register_content_parser",
+]
+
+MAX_JSON_DEPTH: int = 512
+"""Deepest nesting of arrays/objects the ``json`` parser accepts (``[]`` is depth 1)."""
+
+REGEX_TIMEOUT: float = 1.0
+"""Seconds one ``xml-inline`` parse may spend in its ``tag_pattern`` before it is abandoned."""
+
+MAX_VALUE_PARSER_NESTING: int = 8
+"""How many ``value_parser`` levels may be nested inside each other."""
+
+_ARGS_KEY = "content_args"
+
+
+@dataclass(frozen=True)
+class ContentParser:
+    """A named content parser.
+
+    Attributes:
+        name: the name templates use in ``content``.
+        streamable: true when every chunk of raw region text is already part of the final value (up to
+            stripping), so streaming consumers may show it as is (``region_chunk`` events are not dirty).
+        parse: ``(raw region text, validated args) -> value``; raises ``ContentError``.
+        validate: ``(content_args from the template, field name) -> validated args``; raises
+            ``TemplateError(field=..., key="content_args")``.
+    """
+
+    name: str
+    streamable: bool
+    parse: Callable[[str, Mapping[str, Any]], Any]
+    validate: Callable[[Any, str], dict]
+
+
+class ContentArgs(dict):  # type: ignore[type-arg]
+    """Validated, normalized ``content_args`` (every argument present, patterns compiled).
+
+    Returned by every built-in ``validate``; ``parse`` functions re-validate any other mapping they are
+    given, so a plain dict still works (at the cost of validating on every call). Treat as read-only.
+    Keys starting with ``_`` hold precompiled helpers.
+    """
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+def _show(text: str, limit: int = 80) -> str:
+    """``repr`` of ``text``, shortened in the middle when long."""
+    if len(text) > limit:
+        half = limit // 2
+        return repr(text[:half]) + f" ... ({len(text)} characters) ... " + repr(text[-half:])
+    return repr(text)
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _check_args(args: Any, allowed: tuple[str, ...], parser: str, field: str | None) -> Mapping[str, Any]:
+    """Check that ``args`` is a mapping whose keys are all in ``allowed``."""
+    if not isinstance(args, Mapping):
+        raise TemplateError(
+            f"content_args must be an object (dict), got {_type_name(args)}", field=field, key=_ARGS_KEY
+        )
+    unknown = [k for k in args if k not in allowed]
+    if unknown:
+        accepted = f"it accepts {', '.join(repr(a) for a in allowed)}" if allowed else "it takes no arguments"
+        raise TemplateError(
+            f"unknown content_args {', '.join(repr(k) for k in unknown)} for content parser {parser!r}; "
+            + accepted,
+            field=field,
+            key=_ARGS_KEY,
+        )
+    return args
+
+
+def _bool_arg(args: Mapping[str, Any], name: str, default: bool, parser: str, field: str | None) -> bool:
+    value = args.get(name, default)
+    if not isinstance(value, bool):
+        raise TemplateError(
+            f"content_args {name!r} of content parser {parser!r} must be true or false, "
+            f"got {_type_name(value)} {value!r}",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    return value
+
+
+def _separator_arg(args: Mapping[str, Any], name: str, default: str, parser: str, field: str | None) -> str:
+    value = args.get(name, default)
+    if not isinstance(value, str) or not value:
+        raise TemplateError(
+            f"content_args {name!r} of content parser {parser!r} must be a non-empty string, got {value!r}",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    return value
+
+
+def _ensure_valid(args: Mapping[str, Any], validate: Callable[[Any, str | None], dict]) -> Mapping[str, Any]:
+    """Accept already-validated args as they are; validate anything else."""
+    if isinstance(args, ContentArgs):
+        return args
+    return validate(args, None)
+
+
+def _validate_value_parser(
+    spec: Any, parser: str, field: str | None
+) -> tuple[dict | None, ContentParser | None]:
+    """Validate a ``value_parser`` spec ``{"name": ..., "args": {...}}``.
+
+    Returns the normalized spec and the parser, or ``(None, None)`` when no value parser is configured.
+    ``name`` defaults to ``"text"`` and ``args`` to ``{}``, as in the reference implementation.
+    """
+    if spec is None:
+        return None, None
+    # Bound the nesting before recursing, so a pathological template cannot exhaust the stack.
+    depth, current = 0, spec
+    while isinstance(current, Mapping):
+        depth += 1
+        if depth > MAX_VALUE_PARSER_NESTING:
+            raise TemplateError(
+                f"value_parser of content parser {parser!r} is nested more than "
+                f"{MAX_VALUE_PARSER_NESTING} levels deep",
+                field=field,
+                key=_ARGS_KEY,
+            )
+        inner = current.get("args")
+        current = inner.get("value_parser") if isinstance(inner, Mapping) else None
+
+    where = f"value_parser of content parser {parser!r}"
+    if not isinstance(spec, Mapping):
+        raise TemplateError(
+            f'{where} must be an object like {{"name": "json", "args": {{}}}}, got {_type_name(spec)}',
+            field=field,
+            key=_ARGS_KEY,
+        )
+    unknown = [k for k in spec if k not in ("name", "args")]
+    if unknown:
+        raise TemplateError(
+            f"{where} has unknown keys {', '.join(repr(k) for k in unknown)}; it accepts 'name' and 'args'",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    name = spec.get("name", "text")
+    sub = CONTENT_PARSERS.get(name) if isinstance(name, str) else None
+    if sub is None:
+        raise TemplateError(
+            f"{where} names unknown content parser {name!r}; available: {', '.join(sorted(CONTENT_PARSERS))}",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    try:
+        sub_args = sub.validate(spec.get("args", {}), field)  # type: ignore[arg-type]
+    except TemplateError as exc:
+        raise TemplateError(f"in {where}: {exc.detail}", field=field, key=_ARGS_KEY) from None
+    return {"name": name, "args": sub_args}, sub
+
+
+def _parse_value(raw: str, args: Mapping[str, Any], where: str) -> Any:
+    """Run the configured value parser (if any) on one extracted value."""
+    sub: ContentParser | None = args["_value_parser"]
+    if sub is None:
+        return raw
+    try:
+        return sub.parse(raw, args["value_parser"]["args"])
+    except ContentError as exc:
+        raise ContentError(f"{where}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------------------- scalar parsers
+
+
+def _validate_text(args: Any, field: str | None) -> dict:
+    args = _check_args(args, ("strip",), "text", field)
+    return ContentArgs(strip=_bool_arg(args, "strip", True, "text", field))
+
+
+def _parse_text(text: str, args: Mapping[str, Any]) -> str:
+    # Hot path: avoid re-validation when the args are already normalized.
+    strip = args["strip"] if isinstance(args, ContentArgs) else _ensure_valid(args, _validate_text)["strip"]
+    return text.strip() if strip else text
+
+
+def _no_args_validator(parser: str) -> Callable[[Any, str | None], dict]:
+    def validate(args: Any, field: str | None) -> dict:
+        _check_args(args, (), parser, field)
+        return ContentArgs()
+
+    validate.__name__ = f"_validate_{parser}"
+    return validate
+
+
+def _looks_like_long_int(text: str) -> bool:
+    """True if ``text`` is a well-formed integer that only failed because of Python's digit limit."""
+    digits = text.lstrip("+-").replace("_", "")
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    return bool(limit) and digits.isdigit() and len(digits) > limit
+
+
+def _parse_int(text: str, args: Mapping[str, Any]) -> int:
+    stripped = text.strip()
+    try:
+        return int(stripped)
+    except ValueError:
+        if _looks_like_long_int(stripped):
+            raise ContentError(
+                f"int: the integer has more digits than Python converts "
+                f"(limit {sys.get_int_max_str_digits()}): {_show(stripped)}"
+            ) from None
+        raise ContentError(f"int: {_show(stripped)} is not an integer") from None
+
+
+def _parse_float(text: str, args: Mapping[str, Any]) -> float:
+    stripped = text.strip()
+    try:
+        return float(stripped)
+    except ValueError:
+        raise ContentError(f"float: {_show(stripped)} is not a number") from None
+
+
+_TRUE_WORDS = frozenset({"true", "1"})
+_FALSE_WORDS = frozenset({"false", "0"})
+
+
+def _parse_bool(text: str, args: Mapping[str, Any]) -> bool:
+    word = text.strip().lower()
+    if word in _TRUE_WORDS:
+        return True
+    if word in _FALSE_WORDS:
+        return False
+    raise ContentError(f"bool: expected true, false, 1 or 0 (in any case), got {_show(text.strip())}")
+
+
+# ------------------------------------------------------------------------------------------------ json
+
+_JSON_WS = r"[ \t\r\n]"
+
+
+def _validate_json(args: Any, field: str | None) -> dict:
+    args = _check_args(args, ("unquoted_keys", "string_delims", "allow_non_json"), "json", field)
+    unquoted = _bool_arg(args, "unquoted_keys", False, "json", field)
+    allow = _bool_arg(args, "allow_non_json", False, "json", field)
+    raw_delims = args.get("string_delims", [])
+    shape = 'a list of [open, close] pairs of non-empty strings, e.g. [["<|\\"|>", "<|\\"|>"]]'
+    if not isinstance(raw_delims, (list, tuple)):
+        raise TemplateError(
+            f"content_args 'string_delims' must be {shape}, got {_type_name(raw_delims)}",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    delims: list[tuple[str, str]] = []
+    for index, pair in enumerate(raw_delims):
+        if (
+            not isinstance(pair, (list, tuple))
+            or len(pair) != 2
+            or not all(isinstance(part, str) and part for part in pair)
+        ):
+            raise TemplateError(
+                f"content_args 'string_delims' item {index} must be [open, close] with two non-empty "
+                f"strings, got {pair!r}",
+                field=field,
+                key=_ARGS_KEY,
+            )
+        delims.append((pair[0], pair[1]))
+
+    closers: dict[str, str] = {}
+    for open_d, close_d in delims:
+        closers.setdefault(open_d, close_d)  # the first pair with a given opening marker wins
+    alternatives = []
+    if closers:
+        # Longest opening marker first, so that it wins over a shorter one starting at the same place.
+        opens = sorted(closers, key=len, reverse=True)
+        alternatives.append("(?P<delim>" + "|".join(regex.escape(o) for o in opens) + ")")
+    if closers or unquoted:
+        alternatives.append('(?P<quote>")')
+    if unquoted:
+        alternatives.append(rf"(?P<lead>[{{,]{_JSON_WS}*+)(?P<key>\w++)(?P<trail>{_JSON_WS}*+):")
+    scanner = regex.compile("|".join(alternatives)) if alternatives else None
+    return ContentArgs(
+        unquoted_keys=unquoted,
+        string_delims=[list(pair) for pair in delims],
+        allow_non_json=allow,
+        _scanner=scanner,
+        _closers=closers,
+    )
+
+
+def _end_of_json_string(text: str, start: int) -> int:
+    """Index of the ``"`` closing the standard JSON string whose body starts at ``start``, or -1."""
+    search = start
+    while True:
+        end = text.find('"', search)
+        if end < 0:
+            return -1
+        backslashes = 0
+        before = end - 1
+        while before >= start and text[before] == "\\":
+            backslashes += 1
+            before -= 1
+        if backslashes % 2 == 0:
+            return end
+        search = end + 1
+
+
+def _rewrite_dialect(text: str, args: Mapping[str, Any]) -> str:
+    """Turn the JSON dialect into standard JSON in one left-to-right pass.
+
+    Outside strings: a custom-delimited string becomes a standard JSON string (its body taken verbatim),
+    and, with ``unquoted_keys``, a bare ``\\w+`` key right after ``{`` or ``,`` gets quotes. Standard
+    ``"..."`` strings are copied untouched, so nothing inside a string value is ever rewritten.
+    """
+    scanner: regex.Pattern[str] = args["_scanner"]
+    closers: Mapping[str, str] = args["_closers"]
+    out: list[str] = []
+    pos = 0
+    while True:
+        match = scanner.search(text, pos)
+        if match is None:
+            out.append(text[pos:])
+            return "".join(out)
+        out.append(text[pos : match.start()])
+        opener = match.group("delim") if closers else None
+        if opener is not None:
+            closer = closers[opener]
+            end = text.find(closer, match.end())
+            if end < 0:
+                raise ContentError(
+                    f"json: the string opened with {opener!r} at character {match.start()} is never closed "
+                    f"with {closer!r}"
+                )
+            out.append(json.dumps(text[match.end() : end], ensure_ascii=False))
+            pos = end + len(closer)
+        elif match.group("quote") is not None:
+            end = _end_of_json_string(text, match.end())
+            if end < 0:  # unterminated: leave it for json.loads to report
+                out.append(text[match.start() :])
+                return "".join(out)
+            out.append(text[match.start() : end + 1])
+            pos = end + 1
+        else:
+            out.append(f'{match.group("lead")}"{match.group("key")}"{match.group("trail")}:')
+            pos = match.end()
+
+
+def _exceeds_depth(value: Any, limit: int) -> bool:
+    """True if arrays/objects in ``value`` nest deeper than ``limit`` (iterative, no recursion)."""
+    if not isinstance(value, (dict, list)):
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        for child in children:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
+
+
+def _depth_error() -> ContentError:
+    return ContentError(f"json: arrays/objects nest more than {MAX_JSON_DEPTH} levels deep (nesting depth)")
+
+
+def _decode_error(exc: json.JSONDecodeError, original: str, working: str) -> ContentError:
+    lo = max(0, exc.pos - 30)
+    near = working[lo : exc.pos + 30]
+    message = f"json: invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno} (character {exc.pos})"
+    message += f", near {near!r}"
+    if working != original:
+        message += " (positions refer to the text after rewriting bare keys / delimited strings: "
+        message += f"{_show(working, 120)})"
+    return ContentError(message)
+
+
+def _parse_json(text: str, args: Mapping[str, Any]) -> Any:
+    args = _ensure_valid(args, _validate_json)
+    allow = args["allow_non_json"]
+    try:
+        working = text if args["_scanner"] is None else _rewrite_dialect(text, args)
+        try:
+            value = json.loads(working)
+        except RecursionError:
+            raise _depth_error() from None
+        except json.JSONDecodeError as exc:
+            raise _decode_error(exc, text, working) from None
+        except ValueError as exc:  # e.g. an integer longer than Python's int digit limit
+            raise ContentError(f"json: {exc}") from None
+        # Only a text with enough brackets can nest too deeply; skip the walk otherwise.
+        brackets = working.count("[") + working.count("{")
+        if brackets > MAX_JSON_DEPTH and _exceeds_depth(value, MAX_JSON_DEPTH):
+            raise _depth_error()
+    except ContentError:
+        if allow:
+            return text.strip()
+        raise
+    return value
+
+
+# ------------------------------------------------------------------------------------------ xml-inline
+
+
+def _validate_xml_inline(args: Any, field: str | None) -> dict:
+    name = "xml-inline"
+    args = _check_args(args, ("tag_pattern", "value_parser", "merge_duplicates"), name, field)
+    if "tag_pattern" not in args:
+        raise TemplateError(
+            "content parser 'xml-inline' requires content_args 'tag_pattern' (a regex with named groups "
+            "'key' and 'value')",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    pattern = args["tag_pattern"]
+    if not isinstance(pattern, str) or not pattern:
+        raise TemplateError(
+            f"content_args 'tag_pattern' must be a non-empty regex string, got {pattern!r}",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    try:
+        compiled = regex.compile(pattern, regex.DOTALL)
+    except (regex.error, ValueError, TypeError, OverflowError, RecursionError) as exc:
+        raise TemplateError(
+            f"content_args 'tag_pattern' {pattern!r} is not a valid regex: {exc}", field=field, key=_ARGS_KEY
+        ) from None
+    missing = [group for group in ("key", "value") if group not in compiled.groupindex]
+    if missing:
+        raise TemplateError(
+            f"content_args 'tag_pattern' {pattern!r} lacks the named group(s) "
+            f"{', '.join(f'(?P<{g}>...)' for g in missing)}; it needs both 'key' and 'value'",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    value_parser, sub = _validate_value_parser(args.get("value_parser"), name, field)
+    return ContentArgs(
+        tag_pattern=pattern,
+        value_parser=value_parser,
+        merge_duplicates=_bool_arg(args, "merge_duplicates", False, name, field),
+        _tag_re=compiled,
+        _value_parser=sub,
+    )
+
+
+def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    args = _ensure_valid(args, _validate_xml_inline)
+    tag_re: regex.Pattern[str] = args["_tag_re"]
+    merge: bool = args["merge_duplicates"]
+    out: dict[str, Any] = {}
+    merged: set[str] = set()  # keys whose value is a list built by merge_duplicates
+    matches = tag_re.finditer(text, timeout=REGEX_TIMEOUT)
+    while True:
+        try:
+            match = next(matches, None)
+        except TimeoutError:
+            raise ContentError(
+                f"xml-inline: tag_pattern {args['tag_pattern']!r} ran longer than {REGEX_TIMEOUT} s on this "
+                "text (catastrophic backtracking?)"
+            ) from None
+        if match is None:
+            return out
+        key = match.group("key")
+        if key is None:
+            raise ContentError(
+                f"xml-inline: tag_pattern matched {_show(match.group(0))} at character {match.start()} "
+                "but its 'key' group took no part in the match"
+            )
+        raw_value = match.group("value")
+        # A value group that took no part in the match (e.g. a self-closing tag) gives None.
+        value = None if raw_value is None else _parse_value(raw_value, args, f"xml-inline value of {key!r}")
+        if merge and key in out:
+            if key in merged:
+                out[key].append(value)
+            else:
+                out[key] = [out[key], value]
+                merged.add(key)
+        else:
+            out[key] = value
+
+
+# -------------------------------------------------------------------------------------------- kv-lines
+
+
+def _validate_kv_lines(args: Any, field: str | None) -> dict:
+    name = "kv-lines"
+    args = _check_args(args, ("line_sep", "kv_sep", "strip", "value_parser"), name, field)
+    value_parser, sub = _validate_value_parser(args.get("value_parser"), name, field)
+    return ContentArgs(
+        line_sep=_separator_arg(args, "line_sep", "\n", name, field),
+        kv_sep=_separator_arg(args, "kv_sep", ":", name, field),
+        strip=_bool_arg(args, "strip", True, name, field),
+        value_parser=value_parser,
+        _value_parser=sub,
+    )
+
+
+def _parse_kv_lines(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    args = _ensure_valid(args, _validate_kv_lines)
+    kv_sep: str = args["kv_sep"]
+    strip: bool = args["strip"]
+    out: dict[str, Any] = {}
+    for line in text.split(args["line_sep"]):
+        if strip:
+            line = line.strip()
+        if not line or kv_sep not in line:
+            continue
+        key, value = line.split(kv_sep, 1)
+        if strip:
+            key, value = key.strip(), value.strip()
+        out[key] = _parse_value(value, args, f"kv-lines value of {key!r}")
+    return out
+
+
+# -------------------------------------------------------------------------------------------- registry
+
+CONTENT_PARSERS: dict[str, ContentParser] = {}
+
+
+def register_content_parser(parser: ContentParser) -> None:
+    """Add a content parser to the registry; a name can be registered only once."""
+    if not isinstance(parser, ContentParser):
+        raise TypeError(f"register_content_parser expects a ContentParser, got {_type_name(parser)}")
+    if not isinstance(parser.name, str) or not parser.name:
+        raise ValueError("a content parser needs a non-empty string name")
+    if parser.name in CONTENT_PARSERS:
+        raise ValueError(f"a content parser named {parser.name!r} is already registered")
+    CONTENT_PARSERS[parser.name] = parser
+
+
+for _parser in (
+    ContentParser("text", True, _parse_text, _validate_text),
+    ContentParser("int", True, _parse_int, _no_args_validator("int")),
+    ContentParser("float", True, _parse_float, _no_args_validator("float")),
+    ContentParser("bool", True, _parse_bool, _no_args_validator("bool")),
+    ContentParser("json", False, _parse_json, _validate_json),
+    ContentParser("xml-inline", False, _parse_xml_inline, _validate_xml_inline),
+    ContentParser("kv-lines", False, _parse_kv_lines, _validate_kv_lines),
+):
+    register_content_parser(_parser)
+del _parser
+
+
+def get_content_parser(name: str, field: str | None) -> ContentParser:
+    """The parser called ``name``; ``TemplateError(field=field, key="content")`` if there is none."""
+    parser = CONTENT_PARSERS.get(name) if isinstance(name, str) else None
+    if parser is None:
+        raise TemplateError(
+            f"unknown content parser {name!r}; available: {', '.join(sorted(CONTENT_PARSERS))}",
+            field=field,
+            key="content",
+        )
+    return parser
+
+
+def parse_content(text: str, name: str, args: Mapping[str, Any] | None = None) -> Any:
+    """Validate ``args`` for parser ``name`` and parse ``text`` with it (a convenience for one-off calls)."""
+    parser = get_content_parser(name, None)
+    if not isinstance(text, str):
+        raise ContentError(f"{name}: expected the region text as a string, got {_type_name(text)}")
+    validated = args if isinstance(args, ContentArgs) else parser.validate({} if args is None else args, None)
+    return parser.parse(text, validated)

@@ -1,0 +1,243 @@
+"""Transforms: reshape a parsed value into the structure the message needs.
+
+A transform is JSON-like template data (dicts with string keys, lists, strings, numbers, booleans, null).
+Applying it builds a fresh copy of that structure in which every string that is *exactly* a placeholder
+(``"{name}"`` or a dotted path ``"{content.args.city}"``, segments made of word characters) is replaced by
+the value of that variable, with its type kept. A dotted path descends into dict keys. Any other string is
+a literal; a string that mixes a placeholder with other text (``"call {name}"``) is rejected by
+:func:`validate_transform` -- transforms are not f-strings -- and so is a placeholder in a dict key, which
+would never be substituted.
+
+Variables are ``content`` (the parsed value) and the named groups of the field's patterns. A path that
+does not resolve raises :class:`~response_templates.errors.ContentError`, so a half-built tool call never
+reaches the output. Substituted dicts and lists are copied (iteratively, so arbitrarily deep values are
+fine): the output never shares a mutable object with the variables, nor between two of its own places.
+
+Example::
+
+    >>> transform = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    >>> validate_transform(transform, field="tool_calls")
+    >>> sorted(transform_placeholders(transform))
+    ['content', 'name']
+    >>> apply_transform(transform, {"name": "get_weather", "content": {"city": "Paris"}})
+    {'type': 'function', 'function': {'name': 'get_weather', 'arguments': {'city': 'Paris'}}}
+    >>> apply_transform_each({"name": "{tool}", "id": "{call}"}, [{"tool": "a"}, {"tool": "b", "call": 2}],
+    ...                      {"call": 1})
+    [{'name': 'a', 'id': 1}, {'name': 'b', 'id': 2}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import regex
+
+from .errors import ContentError, TemplateError
+
+__all__ = [
+    "MAX_TRANSFORM_DEPTH",
+    "apply_transform",
+    "apply_transform_each",
+    "transform_placeholders",
+    "validate_transform",
+]
+
+MAX_TRANSFORM_DEPTH: int = 64
+"""Deepest nesting of dicts/lists a transform may have (transforms are small, hand-written data)."""
+
+# A placeholder: braces around one or more dot-separated runs of word characters.
+_PLACEHOLDER = regex.compile(r"\{(\w+(?:\.\w+)*)\}")
+_SCALARS = (str, int, float, bool, type(None))
+_MAX_LISTED_KEYS = 20
+
+
+def _placeholder_path(text: str) -> list[str] | None:
+    """The path segments if ``text`` is exactly one placeholder, else None."""
+    match = _PLACEHOLDER.fullmatch(text)
+    return match.group(1).split(".") if match else None
+
+
+def _location(path: tuple[str | int, ...]) -> str:
+    """Readable position inside a transform, e.g. ``transform["function"]["name"]``."""
+    return "transform" + "".join(f"[{step!r}]" for step in path)
+
+
+def _walk(transform: Any, field: str | None) -> Iterator[tuple[Any, tuple[str | int, ...]]]:
+    """Yield every node of ``transform`` with its path, checking types and depth (iteratively)."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(transform, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) > MAX_TRANSFORM_DEPTH:
+            raise TemplateError(
+                f"the transform is nested more than {MAX_TRANSFORM_DEPTH} levels deep (or contains a cycle)",
+                field=field,
+                key="transform",
+            )
+        if isinstance(node, dict):
+            for key in node:
+                if not isinstance(key, str):
+                    raise TemplateError(
+                        f"{_location(path)} has a non-string key {key!r}; transforms are JSON data",
+                        field=field,
+                        key="transform",
+                    )
+        elif not isinstance(node, (list, *_SCALARS)):
+            raise TemplateError(
+                f"{_location(path)} is a {type(node).__name__}; a transform may only contain objects, "
+                "arrays, strings, numbers, booleans and null",
+                field=field,
+                key="transform",
+            )
+        yield node, path
+        if isinstance(node, dict):
+            for key in reversed(list(node)):
+                stack.append((node[key], (*path, key)))
+        elif isinstance(node, list):
+            for index in range(len(node) - 1, -1, -1):
+                stack.append((node[index], (*path, index)))
+
+
+def validate_transform(transform: Any, field: str | None) -> None:
+    """Check a transform at template load time; ``TemplateError(field=field, key="transform")`` if bad."""
+    for node, path in _walk(transform, field):
+        if isinstance(node, dict):
+            for key in node:
+                if _PLACEHOLDER.search(key):
+                    raise TemplateError(
+                        f"{_location(path)} has the key {key!r}, which contains a placeholder; placeholders "
+                        "are only substituted in values, never in keys",
+                        field=field,
+                        key="transform",
+                    )
+        elif isinstance(node, str) and _PLACEHOLDER.search(node) and _placeholder_path(node) is None:
+            raise TemplateError(
+                f"{_location(path)} is {node!r}, which mixes a {{placeholder}} with other text; use a "
+                'string that is exactly one placeholder (e.g. "{content}") or a plain literal -- '
+                "transforms are not f-strings",
+                field=field,
+                key="transform",
+            )
+
+
+def transform_placeholders(transform: Any) -> set[str]:
+    """The root variable names the transform refers to, e.g. ``{"content", "name"}``."""
+    roots: set[str] = set()
+    for node, _ in _walk(transform, None):
+        if isinstance(node, str):
+            path = _placeholder_path(node)
+            if path is not None:
+                roots.add(path[0])
+    return roots
+
+
+def _describe_keys(mapping: Mapping[Any, Any]) -> str:
+    keys = [repr(k) for k in list(mapping)[: _MAX_LISTED_KEYS + 1]]
+    if not keys:
+        return "none"
+    if len(keys) > _MAX_LISTED_KEYS:
+        return ", ".join(keys[:_MAX_LISTED_KEYS]) + f", ... ({len(mapping)} in all)"
+    return ", ".join(sorted(keys))
+
+
+def _copy_value(value: Any) -> Any:
+    """Copy the dicts and lists of ``value`` (iteratively, any depth); other objects are shared.
+
+    Within one copy, an object met twice is copied once (like ``copy.deepcopy``), so shared and cyclic
+    structures keep their shape without endless work.
+    """
+    if not isinstance(value, (dict, list)):
+        return value
+    root: Any = {} if isinstance(value, dict) else []
+    memo: dict[int, Any] = {id(value): root}
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, child in items:
+            if isinstance(child, (dict, list)):
+                copied = memo.get(id(child))
+                if copied is None:
+                    copied = {} if isinstance(child, dict) else []
+                    memo[id(child)] = copied
+                    stack.append((child, copied))
+                child = copied
+            if isinstance(target, dict):
+                target[key] = child
+            else:
+                target.append(child)
+    return root
+
+
+def _resolve(path: list[str], variables: Mapping[str, Any]) -> Any:
+    dotted = ".".join(path)
+    root = path[0]
+    if root not in variables:
+        raise ContentError(
+            f"transform placeholder '{{{dotted}}}': there is no variable {root!r}; "
+            f"available variables: {_describe_keys(variables)}"
+        )
+    value = variables[root]
+    for depth, segment in enumerate(path[1:], start=1):
+        here = ".".join(path[:depth])
+        if not isinstance(value, Mapping):
+            raise ContentError(
+                f"transform placeholder '{{{dotted}}}': cannot look up {segment!r} because '{here}' is "
+                f"{type(value).__name__}, not an object"
+            )
+        if segment not in value:
+            raise ContentError(
+                f"transform placeholder '{{{dotted}}}': '{here}' has no key {segment!r}; "
+                f"available keys: {_describe_keys(value)}"
+            )
+        value = value[segment]
+    return _copy_value(value)
+
+
+def _build(node: Any, variables: Mapping[str, Any]) -> Any:
+    if isinstance(node, dict):
+        return {key: _build(value, variables) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_build(item, variables) for item in node]
+    if isinstance(node, str):
+        path = _placeholder_path(node)
+        if path is not None:
+            return _resolve(path, variables)
+    return node
+
+
+def apply_transform(transform: Any, variables: Mapping[str, Any]) -> Any:
+    """Build the transform's output with placeholders replaced by ``variables``.
+
+    The transform is expected to have passed :func:`validate_transform`. Raises ``ContentError`` when a
+    placeholder path does not resolve.
+    """
+    try:
+        return _build(transform, variables)
+    except RecursionError:
+        raise TemplateError(
+            "the transform is nested too deeply (or contains a cycle); validate it first", key="transform"
+        ) from None
+
+
+def apply_transform_each(transform: Any, value: Any, captures: Mapping[str, Any]) -> list[Any]:
+    """Apply ``transform`` to each element of ``value``, a list of dicts.
+
+    Each element's keys, on top of ``captures`` (an element key wins over a capture of the same name), are
+    the variables. Raises ``ContentError`` if ``value`` is not a list of dicts or a path does not resolve.
+    """
+    if not isinstance(value, list):
+        raise ContentError(
+            f"transform_each needs the parsed content to be a list of objects, got {type(value).__name__}"
+        )
+    out = []
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise ContentError(
+                f"transform_each needs a list of objects, but element {index} is {type(item).__name__}"
+            )
+        try:
+            out.append(apply_transform(transform, {**captures, **item}))
+        except ContentError as exc:
+            raise ContentError(f"transform_each element {index}: {exc}") from exc
+    return out
