@@ -20,7 +20,9 @@ ALPHABET = "ab<>\n "
 _atoms = st.sampled_from(
     ["a", "b", "<", ">", r"\n", " ", "[ab]", "[^<]", ".", r"\s", r"\w", "ab", "<a>", "</a>", "a<"]
 )
-_anchors = st.sampled_from(["$", r"\Z", r"\b", r"\B", "(?=a)", "(?!ab)", "(?<=a)", "(?<!b)", "(?=\n)", "(?!$)"])
+_anchors = st.sampled_from(
+    ["$", r"\Z", r"\b", r"\B", "(?=a)", "(?!ab)", "(?<=a)", "(?<!b)", "(?=\n)", "(?!$)"]
+)
 _quants = st.sampled_from(["", "", "", "*", "+", "?", "*?", "+?", "??", "{1,2}", "{2}"])
 
 
@@ -121,7 +123,9 @@ def test_mixed_watch_set_prefers_earliest_then_longest_then_open() -> None:
 
 
 def test_literal_hold_back_is_the_longest_partial_suffix() -> None:
-    watch = WatchSet.build([Delimiter.literal(["</think>", "<tool_call>"], field="f", kind="close", key="close")])
+    watch = WatchSet.build(
+        [Delimiter.literal(["</think>", "<tool_call>"], field="f", kind="close", key="close")]
+    )
     assert watch.scan("abc </thi", 0, False, -1, 1.0) == (None, 4)
     assert watch.scan("abc <", 0, False, -1, 1.0) == (None, 4)
     assert watch.scan("abc <x", 0, False, -1, 1.0) == (None, 6)

@@ -8,6 +8,7 @@ region_chunk texts are concatenated.
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
@@ -58,11 +59,11 @@ FILLER = ["a", "b", " ", "\n", "<", ">", "é", "🙂", "x y", "STO", "/"]
 def cases(draw: st.DrawFn) -> tuple[dict[str, Any], str, list[int]]:
     fields: dict[str, Any] = {}
     vocab = list(FILLER)
-    r = draw(st.sampled_from(REASONING + [None]))
+    r = draw(st.sampled_from([*REASONING, None]))
     if r:
         fields["reasoning"] = dict(r[0])
         vocab += r[1]
-    tl = draw(st.sampled_from(TOOLS + [None]))
+    tl = draw(st.sampled_from([*TOOLS, None]))
     if tl:
         fields["tools"] = dict(tl[0])
         vocab += tl[1]
@@ -75,7 +76,11 @@ def cases(draw: st.DrawFn) -> tuple[dict[str, Any], str, list[int]]:
     text = "".join(draw(st.lists(st.sampled_from(vocab), max_size=30)))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = random.Random(seed)
-    cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(0, 8)))) if len(text) > 1 else []
+    cuts = (
+        sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(0, 8))))
+        if len(text) > 1
+        else []
+    )
     return template, text, cuts
 
 
@@ -103,7 +108,7 @@ def run(template: dict[str, Any], prefix: str, pieces: list[str]) -> tuple[str, 
 
 def split(text: str, cuts: list[int]) -> list[str]:
     bounds = [0, *cuts, len(text)]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -117,15 +122,26 @@ def test_any_chunking_gives_the_same_result(case: tuple[dict[str, Any], str, lis
 
 def test_reference_chunking_bugs_do_not_happen_here() -> None:
     """Inputs on which the reference gives a different answer when streamed."""
-    t_stop = {"start_anchor": "A", "fields": {"r": {"open": "<r>", "close": ["STOP", "STOPPED"]}, "content": {}}}
+    t_stop = {
+        "start_anchor": "A",
+        "fields": {"r": {"open": "<r>", "close": ["STOP", "STOPPED"]}, "content": {}},
+    }
     t_minimax = {
         "start_anchor": "A",
-        "fields": {"calls": {"open": "<invoke>", "close_pattern": r"</invoke>(?:\s*</minimax:tool_call>)?",
-                             "repeats": True},
-                   "content": {}},
+        "fields": {
+            "calls": {
+                "open": "<invoke>",
+                "close_pattern": r"</invoke>(?:\s*</minimax:tool_call>)?",
+                "repeats": True,
+            },
+            "content": {},
+        },
     }
     t_dollar = {"start_anchor": "A", "fields": {"r": {"open": "<r>", "close_pattern": r"\n$"}, "content": {}}}
-    t_ahead = {"start_anchor": "A", "fields": {"r": {"open": "<r>", "close_pattern": r"x(?!yz)"}, "content": {}}}
+    t_ahead = {
+        "start_anchor": "A",
+        "fields": {"r": {"open": "<r>", "close_pattern": r"x(?!yz)"}, "content": {}},
+    }
     for template, text in [
         (t_stop, "<r>wait STOPPED here"),
         (t_minimax, "<invoke>a</invoke>\n</minimax:tool_call>done"),
@@ -146,7 +162,11 @@ def test_nothing_is_lost(tokens: list[str]) -> None:
     """Every character is in a chunk or in a delimiter: rebuild the input from the events."""
     template = {
         "start_anchor": "A",
-        "fields": {"r": {"open": "<t>", "close": "</t>"}, "c": {"open": "<c>", "close": "</c>"}, "content": {}},
+        "fields": {
+            "r": {"open": "<t>", "close": "</t>"},
+            "c": {"open": "<c>", "close": "</c>"},
+            "content": {},
+        },
     }
     text = "".join(tokens)
     p = rt.ResponseParser(template, prefix="")

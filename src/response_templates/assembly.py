@@ -72,7 +72,11 @@ class MessageAssembler:
         self._implicit_captures.update(captures)
 
     def message(self, prefix_length: int) -> dict[str, Any]:
-        """Build the final message (raises ParseError for an unparsable implicit value or a missing field)."""
+        """Build the final message.
+
+        Raises ParseError for an implicit value that does not parse or a missing required field; the
+        error's ``partial_message`` holds everything else.
+        """
         t = self._template
         message = t.defaults()
         for name, values in self._values.items():
@@ -81,21 +85,21 @@ class MessageAssembler:
                 raw = "".join(self._implicit_segments)
                 try:
                     value = self._process(field, raw, self._implicit_captures)
-                except ContentError as exc:
-                    raise ParseError(
-                        str(exc), field=name, raw=raw, offset=self._implicit_start, prefix_length=prefix_length
-                    ) from exc
-            elif field.join is not None:
-                value = field.join.join(values)
-            elif field.repeats:
-                value = values
-            elif len(values) == 1:
-                value = values[0]
+                except (ContentError, ValueError, TypeError, LookupError, RecursionError) as exc:
+                    err = ParseError(
+                        str(exc),
+                        field=name,
+                        raw=raw,
+                        offset=self._implicit_start,
+                        prefix_length=prefix_length,
+                    )
+                    rest = {k: v for k, v in self._values.items() if k != name}
+                    err.partial_message = self._drop_empty(self._combine(t.defaults(), rest))
+                    raise err from exc
+                message[name] = value
             else:
-                value = "".join(values)
-            message[name] = value
-        defaults = t.defaults_keys
-        message = {k: v for k, v in message.items() if k in defaults or not is_empty(v)}
+                message[name] = self._combined(field, values)
+        message = self._drop_empty(message)
         for field in t.fields:
             if not field.optional and is_empty(message.get(field.name)):
                 err = ParseError(
@@ -105,3 +109,22 @@ class MessageAssembler:
                 err.partial_message = message
                 raise err
         return message
+
+    def _combine(self, message: dict[str, Any], values: Mapping[str, list[Any]]) -> dict[str, Any]:
+        for name, items in values.items():
+            message[name] = self._combined(self._template.by_name[name], items)
+        return message
+
+    @staticmethod
+    def _combined(field: FieldSpec, values: list[Any]) -> Any:
+        if field.join is not None:
+            return field.join.join(values)
+        if field.repeats:
+            return values
+        if len(values) == 1:
+            return values[0]
+        return "".join(values)
+
+    def _drop_empty(self, message: dict[str, Any]) -> dict[str, Any]:
+        keep = self._template.defaults_keys
+        return {k: v for k, v in message.items() if k in keep or not is_empty(v)}

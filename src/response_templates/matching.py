@@ -130,7 +130,7 @@ def rewrite_end_assertions(pattern: str) -> tuple[str, bool]:
                 while j < n and (pattern[j].isalpha() or pattern[j] in "-0123456789"):
                     j += 1
                 if j < n and pattern[j] in ":)" and j > i + 2:
-                    flags = pattern[i + 2 : j].replace("-", "")
+                    flags = pattern[i + 2 : j].split("-", 1)[0]  # flags after '-' are turned off
                     for flag in flags:
                         if flag in _FORBIDDEN_FLAGS:
                             raise ValueError(
@@ -163,7 +163,9 @@ def compile_pattern(source: str, *, field: str | None, key: str) -> tuple[Any, A
         search = regex.compile(rewritten, FLAGS)
         probe = regex.compile(f"(?>(?:{rewritten}))(?!)", FLAGS)
     except (regex.error, OverflowError, RecursionError) as exc:  # pragma: no cover - defensive
-        raise TemplateError(f"regex {source!r} cannot be used for streaming: {exc}", field=field, key=key) from None
+        raise TemplateError(
+            f"regex {source!r} cannot be used for streaming: {exc}", field=field, key=key
+        ) from None
     return search, probe, lookbehind
 
 
@@ -196,30 +198,42 @@ class Delimiter:
 
     @classmethod
     def literal(cls, value: Any, *, field: str, kind: str, key: str) -> Delimiter:
+        if kind == "anchor":
+            field_for_errors: str | None = None
+        else:
+            field_for_errors = field
         if isinstance(value, str):
             items = [value]
         elif isinstance(value, list):
             if not value:
-                raise TemplateError("must list at least one literal", field=field, key=key)
+                raise TemplateError("must list at least one literal", field=field_for_errors, key=key)
             items = value
         else:
             raise TemplateError(
-                f"must be a string or a list of strings, got {type(value).__name__}", field=field, key=key
+                f"must be a string or a list of strings, got {type(value).__name__}",
+                field=field_for_errors,
+                key=key,
             )
         for item in items:
             if not isinstance(item, str):
                 raise TemplateError(
-                    f"must contain only strings, found {type(item).__name__} {item!r}", field=field, key=key
+                    f"must contain only strings, found {type(item).__name__} {item!r}",
+                    field=field_for_errors,
+                    key=key,
                 )
             if item == "":
-                raise TemplateError("literals must not be empty strings", field=field, key=key)
+                raise TemplateError("literals must not be empty strings", field=field_for_errors, key=key)
         literals = tuple(dict.fromkeys(items))
         escaped = "|".join(regex.escape(s) for s in sorted(literals, key=len, reverse=True))
-        return cls(field=field, kind=kind, source=value, literals=literals, pattern=regex.compile(escaped, FLAGS))
+        return cls(
+            field=field, kind=kind, source=value, literals=literals, pattern=regex.compile(escaped, FLAGS)
+        )
 
     @classmethod
     def regex(cls, source: Any, *, field: str, kind: str, key: str) -> Delimiter:
-        search, probe, lookbehind = compile_pattern(source, field=field if kind != "anchor" else None, key=key)
+        search, probe, lookbehind = compile_pattern(
+            source, field=field if kind != "anchor" else None, key=key
+        )
         return cls(
             field=field,
             kind=kind,
@@ -257,7 +271,9 @@ class Delimiter:
         except TimeoutError:
             raise self._timeout_error(timeout) from None
 
-    def find_regex(self, text: str, pos: int, final: bool, skip_empty_at: int, timeout: float) -> tuple[Any, int]:
+    def find_regex(
+        self, text: str, pos: int, final: bool, skip_empty_at: int, timeout: float
+    ) -> tuple[Any, int]:
         """Leftmost-first match of a regex delimiter from ``pos`` and the undecided position.
 
         A zero-width match at ``skip_empty_at`` is not allowed (the previous boundary was zero-width at
@@ -335,7 +351,9 @@ class WatchSet:
             ),
         )
 
-    def scan(self, text: str, pos: int, final: bool, skip_empty_at: int, timeout: float) -> tuple[Match | None, int]:
+    def scan(
+        self, text: str, pos: int, final: bool, skip_empty_at: int, timeout: float
+    ) -> tuple[Match | None, int]:
         """Find the next boundary in ``text[pos:]`` that no further input can change.
 
         Returns ``(match, undecided)``: ``match`` is the winning final match or ``None``; ``undecided`` is
@@ -365,9 +383,7 @@ class WatchSet:
                 key = (m.start(), m.start() - m.end(), *_priority(d), m, d)
                 if best is None or key[:4] < best[:4]:
                     best = key
-        if final:
-            undecided = n
-        elif undecided > n:
+        if final or undecided > n:
             undecided = n
         if best is None:
             return None, undecided

@@ -115,7 +115,7 @@ class ResponseParser:
         self._body_start = 0
         self._captures: dict[str, str] = {}
         self._finalized = False
-        self.errors: list[ParseError] = []
+        self.errors: list[ResponseTemplateError] = []
         self.initial_events: list[Event] = []
         remainder, found = t.cut_prefix(prefix)
         if not found and prefix:
@@ -137,6 +137,11 @@ class ResponseParser:
                 text = self._decode(bytes(text), final=False)
             elif not isinstance(text, str):
                 raise ResponseTemplateError(f"feed() takes str or UTF-8 bytes, got {type(text).__name__}")
+        elif self._decoder is not None and self._decoder.getstate()[0]:
+            raise ResponseTemplateError(
+                "feed() got str while an earlier bytes chunk ended inside a UTF-8 character; feed the rest "
+                "of that character as bytes first"
+            )
         if not text:
             return []
         buf = self._buf
@@ -146,7 +151,11 @@ class ResponseParser:
             region = self._region
             watch = self.template.inside[region.name] if region is not None else self.template.outside
             first = watch.first_chars
-            if first is not None and window == 1 and (first not in text if len(first) == 1 else not watch.first_re.search(text)):
+            if (
+                first is not None
+                and window == 1
+                and (first not in text if len(first) == 1 else not watch.first_re.search(text))
+            ):
                 # Fast path: only literals are watched and none can start in this chunk.
                 self._base += len(buf)
                 self._buf = text
@@ -200,10 +209,11 @@ class ResponseParser:
     def _decode(self, data: bytes, final: bool) -> str:
         if self._decoder is None:
             self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        held = len(self._decoder.getstate()[0])
         try:
             text = self._decoder.decode(data, final)
         except UnicodeDecodeError as exc:
-            at = self._bytes_seen + exc.start
+            at = self._bytes_seen - held + exc.start
             self._decoder.reset()
             self._bytes_seen += len(data)
             err = ParseError(
@@ -226,7 +236,7 @@ class ResponseParser:
             self._incoming_len = 0
         try:
             self._process(events, final)
-        except ParseError as exc:
+        except ResponseTemplateError as exc:
             exc.events = events
             self.errors.append(exc)
             raise
@@ -303,14 +313,25 @@ class ResponseParser:
             assert field is not None
         raw = "".join(self._body)
         start = self._body_start
-        captures = {**self._captures, **close.captures} if close is not None and close.captures else self._captures
+        captures = (
+            {**self._captures, **close.captures} if close is not None and close.captures else self._captures
+        )
         # Reset first: whatever happens below, the parser is back outside any region.
         self._region = None
         self._implicit_open = False
         self._body = []
         self._captures = {}
         if field.implicit:
+            # The implicit field's value is its segments parsed together at the end; a segment's own
+            # region_close carries the segment's value, or None when it does not parse on its own
+            # (whitespace between two tool calls in an int field, say).
             self._assembler.add_implicit_segment(raw, captures, start)
+            try:
+                value = self.process_value(field, raw, captures)
+            except (ResponseTemplateError, ValueError, TypeError, LookupError, RecursionError):
+                value = None
+            events.append({"type": "region_close", "field": field.name, "value": value})
+            return
         try:
             value = self.process_value(field, raw, captures)
         except ContentError as exc:
@@ -325,8 +346,7 @@ class ResponseParser:
                 offset=start,
                 prefix_length=self.prefix_length,
             ) from exc
-        if not field.implicit:
-            self._assembler.add(field, value, raw, start, self.prefix_length)
+        self._assembler.add(field, value, raw, start, self.prefix_length)
         events.append({"type": "region_close", "field": field.name, "value": value})
 
     def process_value(self, field: FieldSpec, raw: str, captures: Mapping[str, str]) -> Any:
@@ -366,6 +386,11 @@ def parse_response(
     if prefix is _MISSING or prefix is None:
         raise _missing_prefix_error()
     compiled = load_template(template)
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"invalid UTF-8 at byte {exc.start} ({exc.reason})") from None
     if isinstance(text, str):
         if not isinstance(prefix, str):
             raise ResponseTemplateError(
@@ -382,7 +407,7 @@ def parse_response(
             raise ResponseTemplateError(
                 f"batch of {len(text)} texts but {len(prefixes)} prefixes: pass one prefix for all, or one per text"
             )
-    return [_parse_one(item, compiled, p, tools) for item, p in zip(text, prefixes)]
+    return [_parse_one(item, compiled, p, tools) for item, p in zip(text, prefixes, strict=False)]
 
 
 def _parse_one(text: Any, template: ResponseTemplate, prefix: str, tools: Any) -> dict[str, Any]:

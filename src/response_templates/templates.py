@@ -109,13 +109,21 @@ class ResponseTemplate:
 
     def cut_prefix(self, prefix: str) -> tuple[str, bool]:
         """The part of ``prefix`` after the last start anchor, and whether an anchor was found."""
-        last_end = -1
-        pattern = self.start_anchor.pattern
-        try:
-            for m in pattern.finditer(prefix, timeout=self.regex_timeout):
-                last_end = m.end()
-        except TimeoutError:
-            raise self.start_anchor._timeout_error(self.regex_timeout) from None
+        anchor = self.start_anchor
+        last_start, last_end = -1, -1
+        if anchor.literals is not None:
+            for lit in anchor.literals:
+                at = prefix.rfind(lit)
+                if at < 0:
+                    continue
+                if at > last_start or (at == last_start and at + len(lit) > last_end):
+                    last_start, last_end = at, at + len(lit)
+        else:
+            try:
+                for m in anchor.pattern.finditer(prefix, overlapped=True, timeout=self.regex_timeout):
+                    last_end = m.end()
+            except TimeoutError:
+                raise anchor._timeout_error(self.regex_timeout) from None
         if last_end < 0:
             return prefix, False
         return prefix[last_end:], True
@@ -134,7 +142,9 @@ def _bool_key(spec: Mapping[str, Any], key: str, default: bool, field_name: str)
 def _delimiter(spec: Mapping[str, Any], name: str, kind: str) -> Delimiter | None:
     literal_key, pattern_key = kind, f"{kind}_pattern"
     if literal_key in spec and pattern_key in spec:
-        raise TemplateError(f"give either {literal_key!r} or {pattern_key!r}, not both", field=name, key=pattern_key)
+        raise TemplateError(
+            f"give either {literal_key!r} or {pattern_key!r}, not both", field=name, key=pattern_key
+        )
     if literal_key in spec:
         return Delimiter.literal(spec[literal_key], field=name, kind=kind, key=literal_key)
     if pattern_key in spec:
@@ -149,7 +159,9 @@ def _compile_field(name: Any, spec: Any) -> FieldSpec:
         raise TemplateError(f"must be an object, got {type(spec).__name__}", field=name)
     unknown = sorted(set(spec) - _FIELD_KEYS)
     if unknown:
-        raise TemplateError(f"unknown key(s) {unknown}; allowed: {sorted(_FIELD_KEYS)}", field=name, key=unknown[0])
+        raise TemplateError(
+            f"unknown key(s) {unknown}; allowed: {sorted(_FIELD_KEYS)}", field=name, key=unknown[0]
+        )
     open_d = _delimiter(spec, name, "open")
     close_d = _delimiter(spec, name, "close")
     repeats = _bool_key(spec, "repeats", False, name)
@@ -170,7 +182,9 @@ def _compile_field(name: Any, spec: Any) -> FieldSpec:
     transform = spec.get("transform")
     if transform_each and not has_transform:
         raise TemplateError("'transform_each' needs a 'transform'", field=name, key="transform_each")
-    groups = (open_d.group_names if open_d else frozenset()) | (close_d.group_names if close_d else frozenset())
+    groups = (open_d.group_names if open_d else frozenset()) | (
+        close_d.group_names if close_d else frozenset()
+    )
     if has_transform:
         validate_transform(transform, name)
         if not transform_each:
@@ -225,9 +239,11 @@ def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
         raise TemplateError(f"a response template must be an object, got {type(spec).__name__}")
     unknown = sorted(str(k) for k in set(spec) - _TOP_KEYS)
     if unknown:
-        raise TemplateError(f"unknown top-level key(s) {unknown}; allowed: {sorted(_TOP_KEYS)}", key=unknown[0])
+        raise TemplateError(
+            f"unknown top-level key(s) {unknown}; allowed: {sorted(_TOP_KEYS)}", key=unknown[0]
+        )
     version = spec.get("version", 1)
-    if version != 1 or isinstance(version, bool):
+    if type(version) is not int or version != 1:
         raise TemplateError(f"unsupported version {version!r}; this library reads version 1", key="version")
     defaults = spec.get("defaults", {})
     if not isinstance(defaults, Mapping):
@@ -247,18 +263,26 @@ def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
             key="fields",
         )
     if "start_anchor" in spec and "start_anchor_pattern" in spec:
-        raise TemplateError("give either 'start_anchor' or 'start_anchor_pattern', not both", key="start_anchor")
+        raise TemplateError(
+            "give either 'start_anchor' or 'start_anchor_pattern', not both", key="start_anchor"
+        )
     if "start_anchor" in spec:
         anchor = Delimiter.literal(spec["start_anchor"], field="", kind="anchor", key="start_anchor")
     elif "start_anchor_pattern" in spec:
-        anchor = Delimiter.regex(spec["start_anchor_pattern"], field="", kind="anchor", key="start_anchor_pattern")
+        anchor = Delimiter.regex(
+            spec["start_anchor_pattern"], field="", kind="anchor", key="start_anchor_pattern"
+        )
     else:
         raise TemplateError(
             "one of 'start_anchor' or 'start_anchor_pattern' is required: it marks where the assistant "
             "message starts inside the prompt (e.g. '<|im_start|>assistant\\n')",
             key="start_anchor",
         )
-    if not isinstance(regex_timeout, (int, float)) or isinstance(regex_timeout, bool) or not regex_timeout > 0:
+    if (
+        not isinstance(regex_timeout, (int, float))
+        or isinstance(regex_timeout, bool)
+        or not regex_timeout > 0
+    ):
         raise TemplateError(f"regex_timeout must be a positive number of seconds, got {regex_timeout!r}")
     implicit_field = implicit[0] if implicit else None
     outside = [f.open for f in fields if f.open is not None]
