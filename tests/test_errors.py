@@ -208,7 +208,9 @@ def test_error_from_feed_carries_events_of_that_call() -> None:
         close("content", "hi"),
         open_("tool_calls"),
         chunk("tool_calls", "{bad", dirty=True),
+        {"type": "region_close", "field": "tool_calls", "value": None, "error": info.value.detail},
     ]
+    assert "invalid JSON" in info.value.detail
 
 
 def test_parser_keeps_working_after_error_from_feed() -> None:
@@ -265,7 +267,9 @@ def test_error_from_finalize_then_finalize_again() -> None:
     with pytest.raises(rt.ParseError) as info:
         parser.finalize()
     assert where(info.value) == ("tool_calls", "[1", 41, 0)
-    assert info.value.events == []
+    assert info.value.events == [
+        {"type": "region_close", "field": "tool_calls", "value": None, "error": info.value.detail}
+    ]
     assert parser.errors == [info.value]
     assert parser.finalize() == ({"role": "assistant", "content": "hi", "tool_calls": [["a"]]}, [])
     with pytest.raises(rt.ParserStateError):

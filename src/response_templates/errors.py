@@ -14,6 +14,8 @@ Every error the library raises on bad input is a :class:`ResponseTemplateError`,
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "ContentError",
     "ParseError",
@@ -25,7 +27,20 @@ __all__ = [
 
 
 class ResponseTemplateError(ValueError):
-    """Base class of every error raised by this library on bad input."""
+    """Base class of every error raised by this library on bad input.
+
+    Attributes set by the parser when it raises:
+        events: the events the failing ``feed``/``finalize`` call produced before the error (for a
+            region whose value failed, the last is its ``region_close`` with ``value`` None and an
+            ``error`` message), so a streaming consumer loses nothing.
+        partial_message: for errors raised by ``finalize`` while building the message, everything that
+            could be built.
+        index: for ``parse_response`` on a batch, the position of the failing item.
+    """
+
+    events: list[dict[str, Any]] | None = None
+    partial_message: dict[str, Any] | None = None
+    index: int | None = None
 
 
 class TemplateError(ResponseTemplateError):
