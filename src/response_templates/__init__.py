@@ -12,6 +12,7 @@ from .errors import (
 )
 from .parser import ResponseParser, parse_response
 from .templates import FieldSpec, ResponseTemplate, load_template
+from .tools import ToolSpecError
 
 __version__ = "0.1.0"
 
@@ -25,6 +26,7 @@ __all__ = [
     "ResponseTemplate",
     "ResponseTemplateError",
     "TemplateError",
+    "ToolSpecError",
     "__version__",
     "load_template",
     "parse_response",

@@ -114,6 +114,7 @@ class ResponseParser:
         self._skip_empty_at = -1  # absolute offset of the last zero-width boundary
         # Router state: the open explicit region, or None (implicit field / discard zone).
         self._region: FieldSpec | None = None
+        self._watch = t.outside  # the delimiters watched in the current state
         self._implicit_open = False
         self._body: list[str] = []
         self._body_start = 0
@@ -153,23 +154,29 @@ class ResponseParser:
         buf = self._buf
         if self._pos == len(buf) and not self._incoming:
             # Nothing is held back: the chunk starts a fresh buffer (keeping the lookbehind window).
-            window = self._window
-            region = self._region
-            watch = self.template.inside[region.name] if region is not None else self.template.outside
+            watch = self._watch
             first = watch.first_chars
             if (
                 first is not None
-                and window == 1
+                and self._window == 1
                 and (first not in text if len(first) == 1 else not watch.first_re.search(text))
             ):
                 # Fast path: only literals are watched and none can start in this chunk.
                 self._base += len(buf)
                 self._buf = text
                 self._pos = len(text)
+                region = self._region
+                if region is None and self._implicit_open:
+                    region = self.template.implicit
+                if region is not None:
+                    self._body.append(text)
+                    return [
+                        {"type": "region_chunk", "field": region.name, "text": text, "dirty": region.dirty}
+                    ]
                 events: list[Event] = []
                 self._route(events, text)
                 return events
-            keep = buf[-window:]
+            keep = buf[-self._window :]
             self._base += len(buf) - len(keep)
             self._buf = keep + text
             self._pos = len(keep)
@@ -255,8 +262,7 @@ class ResponseParser:
         t = self.template
         timeout = t.regex_timeout
         while True:
-            region = self._region
-            watch = t.inside[region.name] if region is not None else t.outside
+            watch = self._watch
             buf = self._buf
             if watch.delimiters:
                 skip = self._skip_empty_at - self._base
@@ -280,6 +286,7 @@ class ResponseParser:
                 self._close_region(events, None)
                 field = t.by_name[d.field]
                 self._region = field
+                self._watch = t.inside[field.name]
                 self._body = []
                 self._body_start = self._base + match.end
                 self._captures = match.captures
@@ -327,6 +334,7 @@ class ResponseParser:
         )
         # Reset first: whatever happens below, the parser is back outside any region.
         self._region = None
+        self._watch = self.template.outside
         self._implicit_open = False
         self._body = []
         self._captures = {}
@@ -370,7 +378,9 @@ class ResponseParser:
             if field.transform_each:
                 value = apply_transform_each(field.transform, value, captures)
             else:
-                value = apply_transform(field.transform, {**captures, "content": value})
+                value = apply_transform(
+                    field.transform, {**captures, "content": value}, copy_values=field.transform_copies
+                )
         if self._tool_params:
             value = type_tool_calls(value, self._tool_params)
         return value

@@ -29,7 +29,7 @@ from typing import Any
 from .content import ContentParser, get_content_parser
 from .errors import TemplateError
 from .matching import Delimiter, WatchSet
-from .transforms import transform_placeholders, validate_transform
+from .transforms import placeholders_repeat, transform_placeholders, validate_transform
 
 __all__ = ["DEFAULT_REGEX_TIMEOUT", "FieldSpec", "ResponseTemplate", "load_template"]
 
@@ -77,6 +77,8 @@ class FieldSpec:
     #: The ``dirty`` flag of this field's ``region_chunk`` events: true unless every chunk is part of the
     #: final value (up to stripping), as it is for ``text``, ``int``, ``float`` and ``bool``.
     dirty: bool
+    #: Whether the transform substitutes some variable twice (its values must then be copied).
+    transform_copies: bool
 
 
 @dataclass(frozen=True, eq=False)
@@ -231,6 +233,7 @@ def _compile_field(name: Any, spec: Any) -> FieldSpec:
         has_transform=has_transform,
         implicit=open_d is None,
         dirty=not parser.streamable,
+        transform_copies=has_transform and placeholders_repeat(transform),
     )
 
 

@@ -191,29 +191,52 @@ def _resolve(path: list[str], variables: Mapping[str, Any]) -> Any:
                 f"available keys: {_describe_keys(value)}"
             )
         value = value[segment]
-    return _copy_value(value)
+    return value
 
 
-def _build(node: Any, variables: Mapping[str, Any]) -> Any:
+def _build(node: Any, variables: Mapping[str, Any], copy_values: bool = True) -> Any:
     if isinstance(node, dict):
-        return {key: _build(value, variables) for key, value in node.items()}
+        return {key: _build(value, variables, copy_values) for key, value in node.items()}
     if isinstance(node, list):
-        return [_build(item, variables) for item in node]
+        return [_build(item, variables, copy_values) for item in node]
     if isinstance(node, str):
         path = _placeholder_path(node)
         if path is not None:
-            return _resolve(path, variables)
+            value = _resolve(path, variables)
+            return _copy_value(value) if copy_values else value
     return node
 
 
-def apply_transform(transform: Any, variables: Mapping[str, Any]) -> Any:
+def placeholders_repeat(transform: Any) -> bool:
+    """Whether a variable is substituted more than once (then the copies must not share objects)."""
+    roots: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, str):
+            path = _placeholder_path(node)
+            if path is not None:
+                roots.append(path[0])
+
+    walk(transform)
+    return len(roots) != len(set(roots))
+
+
+def apply_transform(transform: Any, variables: Mapping[str, Any], *, copy_values: bool = True) -> Any:
     """Build the transform's output with placeholders replaced by ``variables``.
 
     The transform is expected to have passed :func:`validate_transform`. Raises ``ContentError`` when a
-    placeholder path does not resolve.
+    placeholder path does not resolve. With ``copy_values`` (the default) substituted dicts and lists
+    are copies; a caller that owns fresh values used at most once each (see :func:`placeholders_repeat`)
+    may pass ``False`` to skip the copy.
     """
     try:
-        return _build(transform, variables)
+        return _build(transform, variables, copy_values)
     except RecursionError:
         raise TemplateError(
             "the transform is nested too deeply (or contains a cycle); validate it first", key="transform"
