@@ -66,7 +66,7 @@ def _check_all_prefixes(watch: WatchSet, truth: tuple[int, int, dict[str, str]] 
     assert (None if m is None else (m.start, m.end, m.captures)) == truth
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patterns(), texts)
 @example(r"</invoke>(?:\s*</minimax:tool_call>)?", "</invoke>\n</minimax:tool_call>")
 @example(r"abc$", "abc\nd")
@@ -134,4 +134,4 @@ def test_literal_hold_back_is_the_longest_partial_suffix() -> None:
 def test_rewrite_leaves_sets_escapes_and_comments_alone() -> None:
     assert rewrite_end_assertions(r"[$\b]\$(?#$)")[0] == r"[$\b]\$(?#$)"
     assert rewrite_end_assertions(r"[]$]")[0] == r"[]$]"
-    assert rewrite_end_assertions(r"(?<=a)b")[1] is True
+    assert rewrite_end_assertions(r"(?<=a)b") == (r"(?=[\s\S]|)(?<=a)b", True)

@@ -714,8 +714,11 @@ class TestSection4Matching:
         template = tpl({"a": {"open": "<a>", "close_pattern": r"</a>(?:\s*</all>)?"}, "c": {}})
         parser = rt.ResponseParser(template, prefix="<a>")
         assert parser.feed("x</a>") == [chunk("a", "x")]
-        assert parser.feed(" </all>") == [close("a", "x")]
-        assert parser.finalize() == ({"a": "x"}, [])
+        assert parser.feed(" </all") == []
+        # A regex match that ends exactly at the end of the buffer waits for one more character.
+        assert parser.feed(">") == []
+        assert parser.feed("!") == [close("a", "x"), open_("c"), chunk("c", "!")]
+        assert parser.finalize() == ({"a": "x", "c": "!"}, [close("c", "!")])
 
     def test_zero_latency_complete_literal(self) -> None:
         """A literal delimiter that matched in full is committed at once."""

@@ -14,11 +14,12 @@ starts before the undecided position is final: every continuation of the stream 
   buffer that is a proper prefix of one of the literals. All literals watched in one parser state share
   one combined matcher, so a chunk costs one C-level search plus, rarely, a short suffix check.
 * **Regexes**: the leftmost-first match comes from a normal search. The undecided position comes from
-  a *probe*: the pattern wrapped as ``(?>(?:P))(?!)`` and searched with the ``regex`` module's partial
-  matching. The atomic group makes the engine explore, at each start position, exactly the paths that
-  a normal search explores up to and including the one that succeeds; ``(?!)`` then rejects it, so the
-  probe can only report a *partial* match: the first position at which one of those paths ran into the
-  end of the buffer. End-of-input assertions (``$``, ``\\Z``, ``\\b``, ``\\B``, ``\\m``, ``\\M``) are
+  a *probe*: the pattern wrapped as ``(?>(?:P))(?=[\\s\\S])(?!)`` and searched with the ``regex``
+  module's partial matching. The atomic group makes the engine explore, at each start position, exactly
+  the paths that a normal search explores up to and including the one that succeeds; the tail then
+  reads one character past that match and rejects it, so the probe can only report a *partial* match:
+  the first position at which one of those paths, or the winning match itself, reached the end of the
+  buffer. End-of-input assertions (``$``, ``\\Z``, ``\\b``, ``\\B``, ``\\m``, ``\\M``) are
   rewritten into equivalent lookarounds that read a character, so that they, too, register as touching
   the end of the buffer.
 
@@ -63,6 +64,11 @@ _ASSERTION_REWRITES = {
     r"\m": r"(?<!\w)(?=\w)",
     r"\M": r"(?<=\w)(?!\w)",
 }
+# Appended to the atomic group of a probe: never matches, and reads one character past the match, so a
+# match that ends at the end of the buffer counts as undecided. (A bare ``(?!)`` is not enough: the
+# ``regex`` engine does not always report a repeat that gives up at the end of the text as partial.)
+_PROBE_TAIL = r"(?=[\s\S])(?!)"
+_TOUCH_END = r"(?=[\s\S]|)"
 # Inline flags that would change how a pattern is read or what its anchors mean.
 _FORBIDDEN_FLAGS = {"m": "MULTILINE", "x": "VERBOSE", "w": "WORD", "V": "VERSION1", "p": "POSIX"}
 
@@ -125,6 +131,10 @@ def rewrite_end_assertions(pattern: str) -> tuple[str, bool]:
                 continue
             if pattern.startswith(("(?<=", "(?<!"), i):
                 lookbehind = True
+                # A lookbehind that fails at the end of the buffer reads nothing, and the engine then
+                # does not always notice that a lazy quantifier before it could still extend; an
+                # always-true lookahead that reads a character makes the end of the buffer visible.
+                out.append(_TOUCH_END)
             else:
                 j = i + 2
                 while j < n and (pattern[j].isalpha() or pattern[j] in "-0123456789"):
@@ -161,7 +171,7 @@ def compile_pattern(source: str, *, field: str | None, key: str) -> tuple[Any, A
         raise TemplateError(f"regex {source!r}: {exc}", field=field, key=key) from None
     try:
         search = regex.compile(rewritten, FLAGS)
-        probe = regex.compile(f"(?>(?:{rewritten}))(?!)", FLAGS)
+        probe = regex.compile(f"(?>(?:{rewritten})){_PROBE_TAIL}", FLAGS)
     except (regex.error, OverflowError, RecursionError) as exc:  # pragma: no cover - defensive
         raise TemplateError(
             f"regex {source!r} cannot be used for streaming: {exc}", field=field, key=key
@@ -251,9 +261,16 @@ class Delimiter:
     def describe(self) -> str:
         return f"{self.kind} of field {self.field!r} ({self.source!r})"
 
-    def can_match_empty(self) -> bool:
-        """Whether the delimiter matches the empty string (on empty input)."""
-        return self.literals is None and self.pattern.fullmatch("") is not None
+    def matches_empty_anywhere(self) -> bool:
+        """Whether the delimiter matches the empty string in the middle of ordinary text.
+
+        Such a delimiter would fire at almost every position. Zero-width matches that need a context
+        (``^``, ``$``, a lookahead such as ``(?=\\{)``) are fine: the parser guarantees progress.
+        """
+        if self.literals is not None:
+            return False
+        probes = ("ab", "a b", "\n\n", "<>", "{}", "12")
+        return any((m := self.pattern.match(text, 1)) is not None and m.end() == 1 for text in probes)
 
     # -- regex helpers ------------------------------------------------------------------------------
 

@@ -205,17 +205,17 @@ def _compile_field(name: Any, spec: Any) -> FieldSpec:
             field=name,
             key="open_pattern" if open_d and open_d.group_names else "close_pattern",
         )
-    if open_d is not None and open_d.can_match_empty():
+    if open_d is not None and open_d.matches_empty_anywhere():
         raise TemplateError(
-            "the open pattern can match the empty string, so the region could open anywhere; "
-            "make it consume text (a lookahead alone is fine)",
+            "the open pattern matches the empty string in ordinary text, so the region would open "
+            "almost anywhere; make it consume text (a lookahead, ^ or $ alone is fine)",
             field=name,
             key="open_pattern",
         )
-    if open_d is None and close_d is not None and close_d.can_match_empty():
+    if open_d is None and close_d is not None and close_d.matches_empty_anywhere():
         raise TemplateError(
-            "the close pattern of the implicit field can match the empty string, so it would end the "
-            "region at every position",
+            "the close pattern of the implicit field matches the empty string in ordinary text, so it "
+            "would end the region at almost every position",
             field=name,
             key="close_pattern",
         )
