@@ -30,7 +30,7 @@ from typing import Any
 
 from .assembly import MessageAssembler
 from .errors import ContentError, ParseError, ParserStateError, ResponseTemplateError
-from .matching import Match
+from .matching import Match, WatchSet
 from .templates import FieldSpec, ResponseTemplate, load_template
 from .tools import tool_parameters, type_tool_calls
 from .transforms import apply_transform, apply_transform_each
@@ -85,6 +85,34 @@ class ResponseParser:
     parser stays usable: keep feeding, then finalize. Errors so far are in :attr:`errors`.
     """
 
+    __slots__ = (
+        "_assembler",
+        "_base",
+        "_body",
+        "_body_start",
+        "_buf",
+        "_bytes_seen",
+        "_captures",
+        "_decoder",
+        "_fast_first",
+        "_fast_re",
+        "_finalized",
+        "_implicit_open",
+        "_incoming",
+        "_incoming_len",
+        "_pos",
+        "_region",
+        "_skip_empty_at",
+        "_tool_params",
+        "_watch",
+        "_window",
+        "anchor_found",
+        "errors",
+        "initial_events",
+        "prefix_length",
+        "template",
+    )
+
     def __init__(
         self,
         template: Mapping[str, Any] | ResponseTemplate | str,
@@ -115,6 +143,9 @@ class ResponseParser:
         # Router state: the open explicit region, or None (implicit field / discard zone).
         self._region: FieldSpec | None = None
         self._watch = t.outside  # the delimiters watched in the current state
+        self._fast_first: str | None = None
+        self._fast_re: Any = None
+        self._set_watch(t.outside)
         self._implicit_open = False
         self._body: list[str] = []
         self._body_start = 0
@@ -154,12 +185,9 @@ class ResponseParser:
         buf = self._buf
         if self._pos == len(buf) and not self._incoming:
             # Nothing is held back: the chunk starts a fresh buffer (keeping the lookbehind window).
-            watch = self._watch
-            first = watch.first_chars
-            if (
-                first is not None
-                and self._window == 1
-                and (first not in text if len(first) == 1 else not watch.first_re.search(text))
+            first = self._fast_first
+            if first is not None and (
+                first not in text if self._fast_re is None else not self._fast_re.search(text)
             ):
                 # Fast path: only literals are watched and none can start in this chunk.
                 self._base += len(buf)
@@ -216,6 +244,13 @@ class ResponseParser:
     @property
     def finalized(self) -> bool:
         return self._finalized
+
+    def _set_watch(self, watch: WatchSet) -> None:
+        """Enter a parser state: remember its delimiters and whether chunks may skip the scanner."""
+        self._watch = watch
+        first = watch.first_chars if self._window == 1 else None
+        self._fast_first = first
+        self._fast_re = watch.first_re if first is not None and len(first) != 1 else None
 
     # -- input --------------------------------------------------------------------------------------
 
@@ -286,7 +321,7 @@ class ResponseParser:
                 self._close_region(events, None)
                 field = t.by_name[d.field]
                 self._region = field
-                self._watch = t.inside[field.name]
+                self._set_watch(t.inside[field.name])
                 self._body = []
                 self._body_start = self._base + match.end
                 self._captures = match.captures
@@ -334,7 +369,7 @@ class ResponseParser:
         )
         # Reset first: whatever happens below, the parser is back outside any region.
         self._region = None
-        self._watch = self.template.outside
+        self._set_watch(self.template.outside)
         self._implicit_open = False
         self._body = []
         self._captures = {}
