@@ -142,10 +142,7 @@ class ResponseParser:
         self._skip_empty_at = -1  # absolute offset of the last zero-width boundary
         # Router state: the open explicit region, or None (implicit field / discard zone).
         self._region: FieldSpec | None = None
-        self._watch = t.outside  # the delimiters watched in the current state
-        self._fast_first: str | None = None
-        self._fast_re: Any = None
-        self._set_watch(t.outside)
+        self._set_watch(t.outside)  # the delimiters watched in the current state
         self._implicit_open = False
         self._body: list[str] = []
         self._body_start = 0
@@ -247,10 +244,10 @@ class ResponseParser:
 
     def _set_watch(self, watch: WatchSet) -> None:
         """Enter a parser state: remember its delimiters and whether chunks may skip the scanner."""
-        self._watch = watch
+        self._watch: WatchSet = watch
         first = watch.first_chars if self._window == 1 else None
-        self._fast_first = first
-        self._fast_re = watch.first_re if first is not None and len(first) != 1 else None
+        self._fast_first: str | None = first
+        self._fast_re: Any = watch.first_re if first is not None and len(first) != 1 else None
 
     # -- input --------------------------------------------------------------------------------------
 
