@@ -322,7 +322,14 @@ class ResponseParser:
                 self._body = []
                 self._body_start = self._base + match.end
                 self._captures = match.captures
-                events.append({"type": "region_open", "field": field.name})
+                if match.captures:
+                    # [ours, additive] the open delimiter's named groups (a tool name in the header, say),
+                    # so that consumers know them at once; a copy, so the event can be modified freely.
+                    events.append(
+                        {"type": "region_open", "field": field.name, "captures": dict(match.captures)}
+                    )
+                else:
+                    events.append({"type": "region_open", "field": field.name})
             else:
                 self._close_region(events, match)
 

@@ -1,0 +1,359 @@
+"""What the wire adapters share: reading the parser's events, exact text stripping, ids, usage, SSE."""
+
+from __future__ import annotations
+
+import json
+import random
+import secrets
+import string
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ParseError, ParserStateError, TemplateError
+from ..parser import ResponseParser
+from ..templates import ResponseTemplate, load_template
+from ..toolstream import ToolCallStreamer
+
+Event = dict[str, Any]
+Chunk = dict[str, Any]
+
+#: The template fields each role is read from, unless ``fields=`` says otherwise.
+DEFAULT_FIELDS: Mapping[str, str] = {
+    "reasoning": "reasoning_content",
+    "content": "content",
+    "tool_calls": "tool_calls",
+}
+
+FINISH_REASONS = ("stop", "length")
+
+_ALPHABET = string.ascii_letters + string.digits
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one generation, given to ``finish()``; each adapter writes them its own way.
+
+    >>> Usage(prompt_tokens=20, completion_tokens=40, reasoning_tokens=12).total_tokens
+    60
+    """
+
+    prompt_tokens: int
+    completion_tokens: int
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class _Ids:
+    """Random ids (``prefix`` + 24 letters and digits); reproducible with a seed."""
+
+    def __init__(self, seed: int | None) -> None:
+        self._rng = random.Random(seed) if seed is not None else None
+
+    def make(self, prefix: str, length: int = 24) -> str:
+        if self._rng is not None:
+            return prefix + "".join(self._rng.choice(_ALPHABET) for _ in range(length))
+        return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(length))
+
+
+class _TextPart:
+    """The text of one role (reasoning or content), emitted so that it equals the parsed value exactly.
+
+    The parsed value of a ``text`` field is stripped; its ``region_chunk`` texts are not. Leading
+    whitespace is dropped until the first other character, and trailing whitespace is held back until
+    more text follows, so the emitted pieces concatenate to the stripped value. The scope of the
+    stripping is one region (``per_region``: explicit fields, and every block of the block-based
+    protocols), or all the segments of the implicit field together (its value is their concatenation,
+    stripped once).
+    """
+
+    __slots__ = ("join", "kind", "pending", "per_region", "regions", "started", "strip")
+
+    def __init__(self, kind: str, *, strip: bool, per_region: bool, join: str | None) -> None:
+        self.kind = kind
+        self.strip = strip
+        self.per_region = per_region
+        self.join = join  # emitted between the values of two regions (a field with "join")
+        self.started = False  # non-whitespace text was emitted in the current scope
+        self.pending: list[str] = []  # trailing whitespace held back
+        self.regions = 0
+
+    def open(self) -> str:
+        """A region opens; returns a separator to emit first (``join``), usually ``""``."""
+        separator = self.join if self.join is not None and self.regions else ""
+        self.regions += 1
+        if self.per_region:
+            self.started = False
+            self.pending.clear()
+        return separator
+
+    def chunk(self, text: str) -> tuple[bool, str]:
+        """Returns (whether this is the first text of the scope, the text to emit)."""
+        if not self.strip:
+            first = not self.started
+            self.started = True
+            return first, text
+        first = False
+        if not self.started:
+            text = text.lstrip()
+            if not text:
+                return False, ""
+            self.started = first = True
+        stripped = text.rstrip()
+        if not stripped:
+            self.pending.append(text)
+            return first, ""
+        out = "".join(self.pending) + stripped if self.pending else stripped
+        self.pending.clear()
+        if len(stripped) < len(text):
+            self.pending.append(text[len(stripped) :])
+        return first, out
+
+    def close(self) -> bool:
+        """A region closes; returns whether its scope emitted any text (a block to end)."""
+        started = self.started
+        if self.per_region:
+            self.pending.clear()
+        return started
+
+
+class WireAdapter:
+    """Base class of the wire adapters: feed it the parser's events, get the protocol's stream chunks.
+
+    Subclasses implement the ``_on_*`` hooks. See :class:`~response_templates.wire.ChatCompletionsAdapter`
+    for the arguments shared by all adapters.
+    """
+
+    #: Whether reasoning and content are emitted as separate blocks, each stripped on its own (Responses,
+    #: Anthropic), or as one string per role (Chat Completions).
+    _blocks = True
+    #: Text that ends the SSE stream after the last chunk (``data: [DONE]`` for Chat Completions).
+    sse_terminator = ""
+
+    def __init__(
+        self,
+        template: Mapping[str, Any] | ResponseTemplate | str,
+        *,
+        tools: Sequence[Mapping[str, Any] | Callable[..., Any]] | None = None,
+        model: str = "",
+        fields: Mapping[str, str] | None = None,
+        tool_streaming: str = "eager",
+        seed: int | None = None,
+        created: int | None = None,
+    ) -> None:
+        compiled = load_template(template)
+        unknown = sorted(set(fields or {}) - set(DEFAULT_FIELDS))
+        if unknown:
+            raise ValueError(f"fields: unknown role(s) {unknown}; the roles are {sorted(DEFAULT_FIELDS)}")
+        if tool_streaming not in ("eager", "at_close"):
+            raise ValueError(f"tool_streaming must be 'eager' or 'at_close', got {tool_streaming!r}")
+        roles = {**DEFAULT_FIELDS, **(fields or {})}
+        self.template = compiled
+        self.model = model
+        self.created = int(time.time()) if created is None else created
+        self._ids = _Ids(seed)
+        self._parts: dict[str, _TextPart] = {}
+        for kind in ("reasoning", "content"):
+            spec = compiled.by_name.get(roles[kind])
+            if spec is None:
+                continue
+            if spec.parser.name != "text":
+                raise TemplateError(
+                    f"the wire adapters send the {kind} as text, but the field uses the {spec.parser.name!r} "
+                    "content parser; map another field with fields=",
+                    field=spec.name,
+                    key="content",
+                )
+            per_region = self._blocks or not spec.implicit
+            self._parts[spec.name] = _TextPart(
+                kind,
+                strip=bool(spec.content_args.get("strip", True)),
+                per_region=per_region,
+                join=None if self._blocks else spec.join,
+            )
+        self.tool_field = roles["tool_calls"]
+        self.tool_calls = ToolCallStreamer(
+            compiled, tools=tools, field=self.tool_field, eager=tool_streaming == "eager"
+        )
+        self._out: list[Chunk] = []
+        self._started = False
+        self._finished = False
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+
+    @property
+    def errors(self) -> list[str]:
+        """Tool calls that could not be completed, or produced nothing (see ``ToolCallStreamer.errors``)."""
+        return self.tool_calls.errors
+
+    # -- public API ------------------------------------------------------------------------------------
+
+    def feed(self, events: Iterable[Event]) -> list[Chunk]:
+        """Translate parser events (``initial_events``, then each ``feed``'s events) into stream chunks.
+
+        The first call also returns the chunks that open the stream, so call it with
+        ``parser.initial_events`` first, even when they are empty.
+        """
+        if self._finished:
+            raise ParserStateError("feed() after finish(): one adapter follows one generation")
+        self._out = out = []
+        if not self._started:
+            self._started = True
+            self._on_start()
+        for event in events:
+            self._event(event, False)
+        return out
+
+    def finish(
+        self,
+        events: Iterable[Event] = (),
+        *,
+        finish_reason: str = "stop",
+        usage: Usage | None = None,
+    ) -> list[Chunk]:
+        """Translate the events of ``parser.finalize()`` and end the stream.
+
+        ``finish_reason`` is the engine's: ``"stop"`` (end of sequence or a stop string) or ``"length"``
+        (the token limit). With ``"length"`` a tool call that only the end of the stream closed is not
+        reported as complete. ``usage`` adds token counts where the protocol has them.
+        """
+        if self._finished:
+            raise ParserStateError("finish() called twice: one adapter follows one generation")
+        if finish_reason not in FINISH_REASONS:
+            raise ValueError(f"finish_reason must be one of {FINISH_REASONS}, got {finish_reason!r}")
+        self._out = out = []
+        if not self._started:
+            self._started = True
+            self._on_start()
+        truncated = finish_reason == "length"
+        for event in events:
+            self._event(event, truncated)
+        for call_event in self.tool_calls.finish((), truncated=truncated):
+            self._on_call(call_event)
+        self.finish_reason = finish_reason
+        self.usage = usage
+        self._finished = True
+        self._on_finish(finish_reason, usage)
+        return out
+
+    def final(self) -> dict[str, Any]:
+        """The non-streamed object of the protocol, equal to what its SDK reassembles from the stream."""
+        if not self._finished:
+            raise ParserStateError("final() before finish()")
+        return self._final()
+
+    def encode(self, chunks: Iterable[Chunk]) -> str:
+        """The chunks as server-sent events (``sse_terminator`` goes after the last one)."""
+        return "".join(f"event: {c['type']}\ndata: {_dumps(c)}\n\n" for c in chunks)
+
+    # -- dispatch --------------------------------------------------------------------------------------
+
+    def _event(self, event: Event, cut_off: bool) -> None:
+        field = event.get("field")
+        if field == self.tool_field:
+            for call_event in self.tool_calls.process(event, cut_off=cut_off):
+                self._on_call(call_event)
+            return
+        part = self._parts.get(field)  # type: ignore[arg-type]
+        if part is None:
+            return
+        kind = event["type"]
+        if kind == "region_chunk":
+            first, text = part.chunk(event["text"])
+            if first:
+                self._on_text_start(part.kind)
+            if text:
+                self._on_text_delta(part.kind, text)
+        elif kind == "region_open":
+            separator = part.open()
+            if separator:
+                self._on_text_delta(part.kind, separator)
+        elif kind == "region_close" and part.close() and part.per_region:
+            self._on_text_end(part.kind, cut_off)
+
+    # -- hooks -----------------------------------------------------------------------------------------
+
+    def _on_start(self) -> None:
+        raise NotImplementedError
+
+    def _on_text_start(self, kind: str) -> None:
+        """A block of ``kind`` ("reasoning" or "content") starts (block protocols)."""
+
+    def _on_text_delta(self, kind: str, text: str) -> None:
+        raise NotImplementedError
+
+    def _on_text_end(self, kind: str, cut_off: bool) -> None:
+        """The current block of ``kind`` ends (block protocols)."""
+
+    def _on_call(self, event: Event) -> None:
+        raise NotImplementedError
+
+    def _on_finish(self, finish_reason: str, usage: Usage | None) -> None:
+        raise NotImplementedError
+
+    def _final(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+def _dumps(chunk: Chunk) -> str:
+    return json.dumps(chunk, separators=(",", ":"))
+
+
+def run_stream(
+    parser: ResponseParser,
+    adapter: WireAdapter,
+    pieces: Iterable[str | bytes],
+    *,
+    finish_reason: str = "stop",
+    usage: Usage | None = None,
+    sse: bool = False,
+) -> Iterator[Any]:
+    """Drive ``parser`` and ``adapter`` over the model output ``pieces``; yield the stream chunks.
+
+    A :class:`~response_templates.ParseError` from the parser (a region that does not parse) does not
+    stop the stream: the events it carries are translated and the stream goes on (the adapter ends a call
+    that was already announced as incomplete; see ``adapter.errors``). With ``sse=True`` the chunks come
+    as server-sent-event text, ending with the protocol's terminator.
+    """
+
+    def out(chunks: list[Chunk]) -> Iterator[Any]:
+        if sse:
+            if chunks:
+                yield adapter.encode(chunks)
+        else:
+            yield from chunks
+
+    yield from out(adapter.feed(parser.initial_events))
+    for piece in pieces:
+        try:
+            events = parser.feed(piece)
+        except ParseError as exc:
+            events = exc.events or []
+        yield from out(adapter.feed(events))
+    try:
+        _, final_events = parser.finalize()
+    except ParseError as exc:
+        final_events = exc.events or []
+    yield from out(adapter.finish(final_events, finish_reason=finish_reason, usage=usage))
+    if sse and adapter.sse_terminator:
+        yield adapter.sse_terminator
+
+
+def partial_input(text: str) -> Any:
+    """What a client's partial-JSON parser makes of an incomplete arguments text (the anthropic SDK's
+    jiter, when installed); ``{}`` otherwise."""
+    if not text:
+        return {}
+    try:
+        from jiter import from_json
+    except ImportError:  # pragma: no cover - jiter comes with the anthropic and openai SDKs
+        return {}
+    try:
+        return from_json(text.encode("utf-8", "surrogatepass"), partial_mode=True)
+    except ValueError:
+        return {}

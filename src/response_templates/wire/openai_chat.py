@@ -1,0 +1,220 @@
+"""OpenAI Chat Completions: ``chat.completion.chunk`` deltas and the ``chat.completion`` object."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from ..templates import ResponseTemplate
+from ._base import Chunk, Event, Usage, WireAdapter, _dumps
+
+__all__ = ["ChatCompletionsAdapter"]
+
+_REASONING_KEYS = {
+    "reasoning_content": ("reasoning_content",),
+    "reasoning": ("reasoning",),
+    "both": ("reasoning_content", "reasoning"),
+}
+
+
+class ChatCompletionsAdapter(WireAdapter):
+    """Turn the parser's events into OpenAI ``chat.completion.chunk`` dicts for one choice.
+
+    Args:
+        template: the response template the parser uses (dict, JSON or compiled).
+        tools: the request's tools, as given to the parser (arguments are typed by them before sending).
+        model: the ``model`` of every chunk.
+        completion_id: the ``id`` of every chunk (default: a generated ``chatcmpl-...``).
+        created: the ``created`` timestamp (default: now).
+        reasoning_key: the delta key of the reasoning: ``"reasoning_content"`` (DeepSeek, SGLang,
+            llama.cpp), ``"reasoning"`` (vLLM >= 0.16, Ollama, OpenRouter) or ``"both"``.
+        choice_index: the ``choices[].index`` (one adapter per choice when ``n > 1``).
+        fields: the template fields of the roles ``reasoning``, ``content`` and ``tool_calls``, if they are
+            not ``reasoning_content``, ``content`` and ``tool_calls``.
+        tool_streaming: ``"eager"`` (announce a call as soon as its name is known and stream its
+            arguments) or ``"at_close"`` (send each call whole once its region parsed).
+        seed: makes the generated ids reproducible (tests).
+
+    Feed it ``parser.initial_events`` first (it then also returns the first chunk, with the role), the
+    events of every ``parser.feed``, and end with :meth:`finish` and the events of ``parser.finalize()``.
+    :meth:`final` then returns the non-streamed ``chat.completion``; :meth:`encode` writes chunks as SSE.
+
+    >>> import response_templates as rt
+    >>> from response_templates.wire import ChatCompletionsAdapter
+    >>> template = {"start_anchor": "<|im_start|>assistant\\n", "fields": {
+    ...     "reasoning_content": {"open": "<think>", "close": "</think>"},
+    ...     "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
+    ...                    "transform": {"type": "function", "function": "{content}"}},
+    ...     "content": {"close": "<|im_end|>"}}}
+    >>> parser = rt.ResponseParser(template, prefix="")
+    >>> adapter = ChatCompletionsAdapter(template, model="qwen3", completion_id="chatcmpl-1", created=0, seed=1)
+    >>> deltas = lambda chunks: [c["choices"][0]["delta"] for c in chunks]
+    >>> deltas(adapter.feed(parser.initial_events))
+    [{'role': 'assistant', 'content': ''}]
+    >>> deltas(adapter.feed(parser.feed('<think>Paris.</think>\\n\\nOK.\\n<tool_call>\\n{"name": "get_weather", ')))
+    ... # doctest: +NORMALIZE_WHITESPACE, +ELLIPSIS
+    [{'reasoning_content': 'Paris.'}, {'content': 'OK.'},
+     {'tool_calls': [{'index': 0, 'id': 'call_...', 'type': 'function',
+                      'function': {'name': 'get_weather', 'arguments': ''}}]}]
+    >>> deltas(adapter.feed(parser.feed('"arguments": {"city": "Paris"}}\\n</tool_call><|im_end|>')))
+    [{'tool_calls': [{'index': 0, 'function': {'arguments': '{"city": "Paris"}'}}]}]
+    >>> message, final_events = parser.finalize()
+    >>> [c["choices"][0]["finish_reason"] for c in adapter.finish(final_events, finish_reason="stop")]
+    ['tool_calls']
+    >>> adapter.final()["choices"][0]["message"]  # doctest: +NORMALIZE_WHITESPACE, +ELLIPSIS
+    {'role': 'assistant', 'content': 'OK.', 'reasoning_content': 'Paris.',
+     'tool_calls': [{'id': 'call_...', 'type': 'function',
+                     'function': {'name': 'get_weather', 'arguments': '{"city": "Paris"}'}}]}
+    """
+
+    _blocks = False
+    sse_terminator = "data: [DONE]\n\n"
+
+    def __init__(
+        self,
+        template: Mapping[str, Any] | ResponseTemplate | str,
+        *,
+        tools: Sequence[Mapping[str, Any] | Callable[..., Any]] | None = None,
+        model: str = "",
+        completion_id: str | None = None,
+        created: int | None = None,
+        reasoning_key: str = "reasoning_content",
+        choice_index: int = 0,
+        fields: Mapping[str, str] | None = None,
+        tool_streaming: str = "eager",
+        seed: int | None = None,
+    ) -> None:
+        if reasoning_key not in _REASONING_KEYS:
+            raise ValueError(f"reasoning_key must be one of {sorted(_REASONING_KEYS)}, got {reasoning_key!r}")
+        super().__init__(
+            template,
+            tools=tools,
+            model=model,
+            fields=fields,
+            tool_streaming=tool_streaming,
+            seed=seed,
+            created=created,
+        )
+        self.id = completion_id or self._ids.make("chatcmpl-")
+        self.choice_index = choice_index
+        self._reasoning_keys = _REASONING_KEYS[reasoning_key]
+        self._content: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: list[dict[str, Any]] = []  # the message's tool_calls, as sent
+        self._arguments: list[list[str]] = []
+
+    def encode(self, chunks: Iterable[Chunk]) -> str:
+        """The chunks as server-sent events (``data: {...}`` lines); end the stream with
+        :attr:`sse_terminator` (``data: [DONE]``)."""
+        return "".join(f"data: {_dumps(c)}\n\n" for c in chunks)
+
+    # -- hooks -------------------------------------------------------------------------------------------
+
+    def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> Chunk:
+        chunk = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [
+                {"index": self.choice_index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+            ],
+        }
+        self._out.append(chunk)
+        return chunk
+
+    def _on_start(self) -> None:
+        self._chunk({"role": "assistant", "content": ""})
+
+    def _on_text_delta(self, kind: str, text: str) -> None:
+        if kind == "content":
+            self._content.append(text)
+            self._chunk({"content": text})
+        else:
+            self._reasoning.append(text)
+            self._chunk(dict.fromkeys(self._reasoning_keys, text))
+
+    def _on_call(self, event: Event) -> None:
+        kind = event["type"]
+        index = event["index"]
+        if kind == "tool_call_start":
+            call_id = event["id"] or self._ids.make("call_")
+            function = {"name": event["name"], "arguments": ""}
+            self._calls.append({"id": call_id, "type": "function", "function": function})
+            self._arguments.append([])
+            self._chunk(
+                {
+                    "tool_calls": [
+                        {"index": index, "id": call_id, "type": "function", "function": dict(function)}
+                    ]
+                }
+            )
+        elif kind == "tool_call_delta":
+            text = event["arguments"]
+            self._arguments[index].append(text)
+            last = self._out[-1]["choices"][0]["delta"].get("tool_calls") if self._out else None
+            if (
+                last
+                and last[0]["index"] == index
+                and "id" in last[0]
+                and not last[0]["function"]["arguments"]
+            ):
+                last[0]["function"]["arguments"] = text  # the first fragment rides on the announcement
+            else:
+                self._chunk({"tool_calls": [{"index": index, "function": {"arguments": text}}]})
+        elif kind == "tool_call_end":
+            self._calls[index]["function"]["arguments"] = "".join(self._arguments[index])
+
+    def _reason(self, finish_reason: str) -> str:
+        if finish_reason == "stop" and self.tool_calls.completed:
+            return "tool_calls"
+        return finish_reason
+
+    def _usage(self, usage: Usage) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+        }
+        if usage.cached_tokens is not None:
+            out["prompt_tokens_details"] = {"cached_tokens": usage.cached_tokens}
+        if usage.reasoning_tokens is not None:
+            out["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
+        return out
+
+    def _on_finish(self, finish_reason: str, usage: Usage | None) -> None:
+        self._chunk({}, self._reason(finish_reason))
+        if usage is not None:
+            chunk = self._chunk({})
+            chunk["choices"] = []
+            chunk["usage"] = self._usage(usage)
+
+    def _final(self) -> dict[str, Any]:
+        content = "".join(self._content)
+        message: dict[str, Any] = {"role": "assistant", "content": content or (None if self._calls else "")}
+        reasoning = "".join(self._reasoning)
+        if reasoning:
+            for key in self._reasoning_keys:
+                message[key] = reasoning
+        if self._calls:
+            message["tool_calls"] = [
+                {"id": c["id"], "type": "function", "function": dict(c["function"])} for c in self._calls
+            ]
+        assert self.finish_reason is not None
+        completion: dict[str, Any] = {
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [
+                {
+                    "index": self.choice_index,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": self._reason(self.finish_reason),
+                }
+            ],
+        }
+        if self.usage is not None:
+            completion["usage"] = self._usage(self.usage)
+        return completion
