@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import templates, verify
 from .errors import (
     ContentError,
     ParseError,
@@ -10,6 +11,7 @@ from .errors import (
     ResponseTemplateError,
     TemplateError,
 )
+from .lint import lint
 from .parser import ResponseParser, parse_response
 from .templates import FieldSpec, ResponseTemplate, load_template
 from .tools import ToolSpecError
@@ -28,6 +30,9 @@ __all__ = [
     "TemplateError",
     "ToolSpecError",
     "__version__",
+    "lint",
     "load_template",
     "parse_response",
+    "templates",
+    "verify",
 ]

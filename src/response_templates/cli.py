@@ -3,8 +3,13 @@
 Commands:
 
 * ``demo`` -- stream a bundled Qwen3 generation through the parser and print every event.
-* ``parse`` -- parse one model output with a template file; print the message as JSON (``--stream``:
-  every event as a JSON line, then the message).
+* ``parse`` -- parse one model output with a template file (or ``--model MODEL_ID``: the built-in template of
+  the model's family); print the message as JSON (``--stream``: every event as a JSON line, then the message).
+* ``list`` / ``show NAME`` -- the model families of the built-in library; one family's data or template.
+* ``detect CHAT_TEMPLATE_FILE`` -- which library family a chat template belongs to.
+* ``verify CHAT_TEMPLATE_FILE [--template NAME|FILE]`` -- round-trip check of a response template against a
+  chat template (needs jinja2).
+* ``lint FILE`` -- portability rules and suspicious patterns of a response template.
 
 Exit codes: 0 success; 1 the model output does not fit the template (a parse error); 2 the run could not
 start (usage error, unreadable file, invalid template or tools); 130 interrupted. Errors are one
@@ -48,6 +53,7 @@ __all__ = [
     "add_tools_argument",
     "build_parser",
     "error_record",
+    "library_template",
     "load_template_file",
     "load_tools_file",
     "main",
@@ -293,7 +299,21 @@ def _add_parse(subparsers: Any) -> None:
     parser.add_argument(
         "input", nargs="?", default="-", metavar="INPUT", help="the model output; '-' or none: stdin"
     )
-    add_template_argument(parser)
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "-t",
+        "--template",
+        metavar="FILE",
+        help="the response template, a JSON file (a tokenizer_config.json with a 'response_template' key "
+        "works too)",
+    )
+    which.add_argument(
+        "-m",
+        "--model",
+        metavar="MODEL_ID",
+        help="use the built-in template for this model id (e.g. Qwen/Qwen3-8B) or library family name "
+        "(see 'list')",
+    )
     add_prefix_arguments(parser)
     add_tools_argument(parser)
     parser.add_argument(
@@ -338,7 +358,7 @@ def _run_parse(args: argparse.Namespace, streams: Streams) -> int:
         raise CLIError("--chunk-size only applies with --stream")
     if args.prefix is None and args.prefix_text is None and not args.no_prefix:
         raise CLIError(_PREFIX_MISSING)
-    template = load_template_file(args.template, streams)
+    template = load_template_file(args.template, streams) if args.template else library_template(args.model)
     prefix = resolve_prefix(args, template, streams)
     tools = load_tools_file(args.tools, streams)
     if args.input == "-" and getattr(streams.stdin, "isatty", lambda: False)():
@@ -399,10 +419,287 @@ def _stream(
     return EXIT_PARSE_ERROR if failed else EXIT_OK
 
 
+# --------------------------------------------------------------------------------------- the library
+
+
+def library_template(model: str) -> ResponseTemplate:
+    """The built-in template for ``--model``: a model id, else a family name; :class:`CLIError` otherwise."""
+    from . import library
+
+    try:
+        return library.for_model(model)
+    except library.ExtensionRequiredError as exc:
+        raise CLIError(str(exc)) from None
+    except library.UnknownModelError as by_model:
+        try:
+            return library.get(model)
+        except library.ExtensionRequiredError as exc:
+            raise CLIError(str(exc)) from None
+        except library.UnknownModelError:
+            raise CLIError(f"{by_model} (see '{PROG} list')") from None
+
+
+def _family_arg(name: str) -> Any:
+    from . import library
+
+    try:
+        return library.family(name)
+    except library.UnknownModelError as exc:
+        raise CLIError(f"{exc} (see '{PROG} list --all')") from None
+
+
+def _add_list(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "list",
+        help="list the model families of the built-in library",
+        description="List the model families of the built-in library: name, status, models.",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="include the families whose format needs a template-language extension",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
+    parser.set_defaults(handler=_run_list)
+
+
+def _run_list(args: argparse.Namespace, streams: Streams) -> int:
+    from . import library
+
+    fams = [f for f in library.families() if args.all or f.has_template]
+    out = streams.stdout
+    if args.json:
+        for fam in fams:
+            record = {
+                "name": fam.name,
+                "title": fam.title,
+                "status": fam.status,
+                "aliases": list(fam.aliases),
+            }
+            record.update(models=list(fam.models), same_format_as=fam.same_format_as, needs=list(fam.needs))
+            _dump_line(record, out)
+        return EXIT_OK
+    width = max(len(f.name) for f in fams)
+    for fam in fams:
+        status = fam.status + (f" ({', '.join(fam.needs)})" if fam.needs else "")
+        shares = f" [= {fam.same_format_as}]" if fam.same_format_as else ""
+        out.write(f"{fam.name:<{width}}  {status:<28} {fam.title}{shares}\n")
+    return EXIT_OK
+
+
+def _add_show(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "show",
+        help="show one family of the library (its data file, or only its template)",
+        description="Print a library family as JSON: metadata and response template. With --template, only "
+        "the response template (ready to save as a file or put into tokenizer_config.json).",
+    )
+    parser.add_argument("name", metavar="NAME", help="family name or alias (see 'list')")
+    parser.add_argument("--template", action="store_true", help="print only the response template")
+    parser.set_defaults(handler=_run_show)
+
+
+def _run_show(args: argparse.Namespace, streams: Streams) -> int:
+    fam = _family_arg(args.name)
+    if args.template:
+        data: Any = fam.template_dict()
+    else:
+        data = fam.to_dict()
+        if fam.same_format_as:
+            data["template"] = fam.template_dict()
+    streams.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return EXIT_OK
+
+
+def _read_chat_template(path: str, streams: Streams) -> str:
+    """A chat template from a .jinja file or a tokenizer_config.json (its 'chat_template')."""
+    text = _decode(_read_bytes(path, "chat template", streams), path, "chat template")
+    stripped = text.lstrip("\ufeff").lstrip()
+    if stripped.startswith("{") and not stripped.startswith(("{%", "{{", "{#")):
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError:
+            return text
+        if isinstance(data, dict) and "chat_template" in data:
+            template = data["chat_template"]
+            if isinstance(template, list):
+                named = {
+                    item.get("name"): item.get("template") for item in template if isinstance(item, dict)
+                }
+                template = named.get("default") or next(iter(named.values()), None)
+            if not isinstance(template, str):
+                raise CLIError(f"the chat_template in {path!r} is not a string")
+            return template
+    return text
+
+
+def _add_detect(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "detect",
+        help="name the library family of a chat template",
+        description="Identify the model family of a Jinja chat template (a .jinja file or a "
+        "tokenizer_config.json) by its fingerprint or markers.",
+        epilog="exit codes: 0 recognized; 1 unknown (near matches on stderr); 2 unreadable file",
+    )
+    parser.add_argument("chat_template", metavar="CHAT_TEMPLATE_FILE")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(handler=_run_detect)
+
+
+def _run_detect(args: argparse.Namespace, streams: Streams) -> int:
+    from . import library
+
+    text = _read_chat_template(args.chat_template, streams)
+    try:
+        fam = library.detect_family(text)
+    except library.UnknownModelError as exc:
+        streams.error(str(exc))
+        return EXIT_PARSE_ERROR
+    how = "fingerprint" if library.fingerprint(text) in fam.fingerprints else "markers"
+    if args.json:
+        _dump_line(
+            {"name": fam.name, "title": fam.title, "status": fam.status, "matched_by": how}, streams.stdout
+        )
+    else:
+        streams.stdout.write(f"{fam.name}\t{fam.title} ({fam.status}; matched by {how})\n")
+        if not fam.has_template:
+            streams.warn(f"{fam.name} has no template yet: its format needs {', '.join(fam.needs)}")
+    return EXIT_OK
+
+
+def _add_verify(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="round-trip check: render assistant messages with a chat template and parse them back",
+        description="Render assistant messages (reasoning, text, parallel tool calls with every kind of "
+        "argument) through a Jinja chat template, parse the rendered assistant turn back with a response "
+        "template, and report every field that does not come back equal. Without --template, the template "
+        "of the detected library family is used.",
+        epilog="exit codes: 0 every case passed; 1 some case failed; 2 usage error, unreadable file or "
+        "invalid template. Needs jinja2 (pip install 'response-templates[verify]').",
+    )
+    parser.add_argument("chat_template", metavar="CHAT_TEMPLATE_FILE")
+    parser.add_argument(
+        "-t", "--template", metavar="NAME|FILE", help="library family name or response-template JSON file"
+    )
+    parser.add_argument(
+        "--kwargs",
+        metavar="JSON",
+        help="chat-template variables for every case, e.g. '{\"enable_thinking\": true}'",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.set_defaults(handler=_run_verify)
+
+
+def _run_verify(args: argparse.Namespace, streams: Streams) -> int:
+    from . import library, verify
+
+    text = _read_chat_template(args.chat_template, streams)
+    options: dict[str, Any] = {}
+    fam = None
+    if args.template is None:
+        try:
+            fam = library.detect_family(text)
+        except library.UnknownModelError as exc:
+            raise CLIError(f"{exc}; pass --template NAME|FILE") from None
+    elif os.path.exists(args.template) or args.template.endswith(".json"):
+        template = load_template_file(args.template, streams)
+    else:
+        fam = _family_arg(args.template)
+    if fam is not None:
+        try:
+            template = fam.template()
+        except library.ExtensionRequiredError as exc:
+            raise CLIError(str(exc)) from None
+        options = fam.round_trip_options()
+        streams.stderr.write(f"using the library template of {fam.name}\n")
+    if args.kwargs is not None:
+        try:
+            extra = json.loads(args.kwargs)
+        except json.JSONDecodeError as exc:
+            raise CLIError(f"--kwargs is not valid JSON: {exc}") from None
+        if not isinstance(extra, dict):
+            raise CLIError("--kwargs must be a JSON object")
+        options["template_kwargs"] = {**options.get("template_kwargs", {}), **extra}
+    report = verify.round_trip(text, template, **options)
+    known: dict[str, str] = {}
+    if fam is not None:  # reviewed failures of this very chat template, if it is one the library knows
+        fingerprint = library.fingerprint(text)
+        for name, fp in zip(fam.chat_templates, fam.fingerprints, strict=True):
+            if fp == fingerprint:
+                known = fam.known_round_trip_issues(name)
+    unexpected = [c for c in report.failures() if c.case not in known and "*" not in known]
+    out = streams.stdout
+    if args.json:
+        data = report.to_dict()
+        data["known_issues"] = known
+        out.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    else:
+        for case in report.cases:
+            out.write(f"{case.status:5} {case.case}" + (f": {case.problem}" if case.problem else "") + "\n")
+            for diff in case.differences:
+                out.write(f"      {diff}\n")
+            reason = known.get(case.case, known.get("*")) if not case.ok else None
+            if reason:
+                out.write(f"      known issue: {reason}\n")
+        out.write(
+            report.summary()
+            + (f"; {len(report.failures()) - len(unexpected)} known issues" if known else "")
+            + "\n"
+        )
+    return EXIT_PARSE_ERROR if unexpected else EXIT_OK
+
+
+def _add_lint(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "lint",
+        help="check a response template for portability problems and suspicious patterns",
+        description="Report the portability rules of SPEC section 10 (backreferences, atomic groups, "
+        "possessive quantifiers, recursion; lookarounds as a note), suspicious delimiters and extension use.",
+        epilog="exit codes: 0 no errors or warnings (notes only); 1 errors or warnings; 2 unreadable file",
+    )
+    parser.add_argument(
+        "template", metavar="FILE", help="response template JSON file, or a library family name"
+    )
+    parser.add_argument("--json", action="store_true", help="print the issues as JSON lines")
+    parser.set_defaults(handler=_run_lint)
+
+
+def _run_lint(args: argparse.Namespace, streams: Streams) -> int:
+    from .lint import lint
+
+    if not os.path.exists(args.template) and not args.template.endswith(".json"):
+        data: Any = _family_arg(args.template).template_dict()
+    else:
+        data = _read_json(args.template, "template", streams)
+        if isinstance(data, dict) and "fields" not in data and "response_template" in data:
+            data = data["response_template"]
+    issues = lint(data)
+    for issue in issues:
+        if args.json:
+            _dump_line(issue.to_dict(), streams.stdout)
+        else:
+            streams.stdout.write(f"{issue}\n")
+    if not args.json:
+        counts = {level: sum(i.level == level for i in issues) for level in ("error", "warning", "note")}
+        streams.stderr.write(
+            ", ".join(f"{n} {level}{'s' if n != 1 else ''}" for level, n in counts.items()) + "\n"
+        )
+    return EXIT_PARSE_ERROR if any(i.level in ("error", "warning") for i in issues) else EXIT_OK
+
+
 # ------------------------------------------------------------------------------------------------- main
 
 #: Functions that add one sub-command each (see the module docstring).
-COMMANDS: list[Callable[[Any], None]] = [_add_demo, _add_parse]
+COMMANDS: list[Callable[[Any], None]] = [
+    _add_demo,
+    _add_parse,
+    _add_list,
+    _add_show,
+    _add_detect,
+    _add_verify,
+    _add_lint,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -31,7 +31,16 @@ from .errors import TemplateError
 from .matching import Delimiter, WatchSet
 from .transforms import placeholders_repeat, transform_placeholders, validate_transform
 
-__all__ = ["DEFAULT_REGEX_TIMEOUT", "FieldSpec", "ResponseTemplate", "load_template"]
+__all__ = [
+    "DEFAULT_REGEX_TIMEOUT",
+    "FieldSpec",
+    "ResponseTemplate",
+    "detect",
+    "for_model",
+    "get",
+    "load_template",
+    "names",
+]
 
 #: Seconds one regex search may take before the template is declared pathological.
 DEFAULT_REGEX_TIMEOUT = 1.0
@@ -342,3 +351,62 @@ def load_template(
     except RecursionError:
         raise TemplateError("the template is nested too deeply") from None
     return _compile_cached(key, regex_timeout)
+
+
+# ------------------------------------------------------------------------------ the model library
+# Thin entry points into :mod:`response_templates.library` (imported lazily: the core never needs it).
+
+
+def names(*, include_unsupported: bool = False) -> list[str]:
+    """Names of the model families in the built-in library that have a template.
+
+    With ``include_unsupported=True`` also the families whose format needs a template-language extension.
+
+    >>> import response_templates as rt
+    >>> "qwen3" in rt.templates.names()
+    True
+    """
+    from . import library
+
+    return library.names(include_unsupported=include_unsupported)
+
+
+def get(name: str) -> ResponseTemplate:
+    """The built-in template of the model family ``name`` (or one of its aliases).
+
+    Raises :class:`~response_templates.library.UnknownModelError` (a ``LookupError`` and a
+    ``ResponseTemplateError``) listing near matches for an unknown name, and
+    :class:`~response_templates.library.ExtensionRequiredError` for a family whose format needs an
+    extension.
+
+    >>> import response_templates as rt
+    >>> rt.templates.get("qwen3").by_name["tool_calls"].repeats
+    True
+    """
+    from . import library
+
+    return library.get(name)
+
+
+def for_model(model_id: str) -> ResponseTemplate:
+    """The built-in template for a model id such as ``"Qwen/Qwen3-8B"``.
+
+    >>> import response_templates as rt
+    >>> rt.templates.for_model("Qwen/Qwen3-8B") is rt.templates.get("qwen3")
+    True
+    """
+    from . import library
+
+    return library.for_model(model_id)
+
+
+def detect(chat_template: Any) -> ResponseTemplate:
+    """The built-in template for a chat template: its text, or a tokenizer that carries one.
+
+    >>> import response_templates as rt
+    >>> rt.templates.detect("...<|start|>assistant<|channel|>final<|message|>...<|call|>...") is rt.templates.get("gpt-oss")
+    True
+    """
+    from . import library
+
+    return library.detect(chat_template)

@@ -1,0 +1,354 @@
+"""Streaming cost of the library's heaviest templates: gpt-oss, Qwen3-Coder XML and DeepSeek (R1, V3.2 DSML).
+
+For each family a deterministic, realistic output in that family's format (long reasoning with near-miss
+text, several tool calls, then an answer -- last, because the reference keeps only the last segment of the
+implicit field, so that both parsers can be compared) is streamed in 4-character chunks through ``ResponseParser`` with
+the family's built-in template. Prints, per family and output size, our per-chunk cost and the reference
+implementation's (transformers 5.23, same template, same process; budget-capped like
+``bench_streaming.py``), their ratio, whether the messages agree, and our per-chunk growth from the
+smallest to the largest size (linear streaming keeps it near 1).
+
+Usage::
+
+    python benchmarks/bench_families.py              # 2KB, 20KB, 200KB
+    python benchmarks/bench_families.py --quick      # 2KB and 20KB
+    python benchmarks/bench_families.py --sizes 2k,64k --families gpt-oss,qwen3-coder --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+import response_templates as rt
+from _common import (
+    KB,
+    Trial,
+    best_interleaved,
+    chunked,
+    feed_stream,
+    first_difference,
+    fmt_num,
+    fmt_ratio,
+    fmt_size,
+    format_table,
+    parse_size,
+)
+
+DEFAULT_SIZES = (2 * KB, 20 * KB, 200 * KB)
+QUICK_SIZES = (2 * KB, 20 * KB)
+CHUNK = 4
+MIN_REPS, MAX_REPS, REP_BUDGET = 3, 20, 0.5
+
+_WORDS_TEXT = (
+    "the a of to and in is that it for on with as be this are by we or from at which can not should then "
+    "so because however user weather forecast city tool call function argument result value check maybe "
+    "wait let me think about approach answer question data table stream chunk token model output format "
+    "naïve café Zürich 東京 京都 天気"
+)
+_WORDS = tuple(_WORDS_TEXT.split())
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    prefix: str
+    near_misses: tuple[str, ...]
+    #: (reasoning, calls, answer) -> the output text
+    render: Callable[[str, list[tuple[str, dict[str, Any]]], str], str]
+    delimiters: tuple[str, ...]
+
+
+def _gpt_oss(reasoning: str, calls: list[tuple[str, dict[str, Any]]], answer: str) -> str:
+    out = f"<|channel|>analysis<|message|>{reasoning}<|end|>"
+    for name, args in calls:
+        body = json.dumps(args, ensure_ascii=False)
+        out += f"<|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{body}<|call|>"
+    return out + f"<|start|>assistant<|channel|>final<|message|>{answer}<|return|>"
+
+
+def _xml_value(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _qwen3_coder(reasoning: str, calls: list[tuple[str, dict[str, Any]]], answer: str) -> str:
+    out = f"<think>\n{reasoning}\n</think>\n\n"
+    for name, args in calls:
+        params = "".join(f"<parameter={k}>\n{_xml_value(v)}\n</parameter>\n" for k, v in args.items())
+        out += f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>\n"
+    return out + f"{answer}<|im_end|>"
+
+
+def _deepseek_r1(reasoning: str, calls: list[tuple[str, dict[str, Any]]], answer: str) -> str:
+    out = f"{reasoning}\n</think>\n\n<｜tool▁calls▁begin｜>"
+    for name, args in calls:
+        body = json.dumps(args, ensure_ascii=False)
+        out += f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{body}\n```<｜tool▁call▁end｜>"
+    return out + f"<｜tool▁calls▁end｜>{answer}<｜end▁of▁sentence｜>"
+
+
+def _deepseek_dsml(reasoning: str, calls: list[tuple[str, dict[str, Any]]], answer: str) -> str:
+    out = f"{reasoning}</think>\n\n<｜DSML｜function_calls>\n"
+    for name, args in calls:
+        params = "".join(
+            f'<｜DSML｜parameter name="{k}" string="{"true" if isinstance(v, str) else "false"}">{_xml_value(v)}'
+            "</｜DSML｜parameter>\n"
+            for k, v in args.items()
+        )
+        out += f'<｜DSML｜invoke name="{name}">\n{params}</｜DSML｜invoke>\n'
+    return out + f"</｜DSML｜function_calls>{answer}<｜end▁of▁sentence｜>"
+
+
+FAMILIES: dict[str, Family] = {
+    "gpt-oss": Family(
+        "gpt-oss",
+        "<|start|>user<|message|>Weather in Paris?<|end|><|start|>assistant",
+        ("<", "<|", "<|channel", "<|chan", "<|end", "<|start", "to=", "<|message", "|>", "<|ret"),
+        _gpt_oss,
+        ("<|end|>", "<|return|>", "<|call|>", "<|channel|>", "<|message|>", "<|start|>"),
+    ),
+    "qwen3-coder": Family(
+        "qwen3-coder",
+        "<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n",
+        ("<", "<th", "</th", "</thi", "<tool", "<func", "<param", "</param", "<|im", "a < b"),
+        _qwen3_coder,
+        ("<think>", "</think>", "<tool_call>", "</tool_call>", "<function=", "</function>", "<|im_end|>"),
+    ),
+    "deepseek-r1": Family(
+        "deepseek-r1",
+        "<｜User｜>Weather in Paris?<｜Assistant｜><think>\n",
+        ("<", "</th", "</thi", "<｜", "<｜tool", "<｜end", "```", "a < b"),
+        _deepseek_r1,
+        ("</think>", "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜end▁of▁sentence｜>"),
+    ),
+    "deepseek-v3.2": Family(
+        "deepseek-v3.2",
+        "<｜User｜>Weather in Paris?<｜Assistant｜><think>",
+        ("<", "</th", "</thi", "<｜", "<｜DSML", "</｜DSML", "<｜end", "a < b"),
+        _deepseek_dsml,
+        ("</think>", "<｜DSML｜", "</｜DSML｜", "<｜end▁of▁sentence｜>"),
+    ),
+}
+
+
+def _text(rng: random.Random, size: int, near: Sequence[str]) -> str:
+    words: list[str] = []
+    n = 0
+    while n < size:
+        word = rng.choice(near) if rng.random() < 0.05 else rng.choice(_WORDS)
+        if rng.random() < 0.08:
+            word += rng.choice((".", ",", "\n", ".\n\n"))
+        words.append(word)
+        n += len(word) + 1
+    return " ".join(words)[:size]
+
+
+def _calls(rng: random.Random, n: int) -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
+    for i in range(n):
+        if i % 2:
+            code = "\n".join(f"    if a < b: x[{j}] = '<th' + \"{j}\"" for j in range(12))
+            out.append(("run_code", {"language": "python", "code": f"def f(a, b):\n{code}\n    return x\n"}))
+        else:
+            out.append(
+                (
+                    "get_weather",
+                    {"city": rng.choice(("Paris", "Zürich", "東京")), "days": i + 1, "metric": True},
+                )
+            )
+    return out
+
+
+def generate(family: Family, size: int, seed: int = 0) -> str:
+    rng = random.Random(f"{family.name}-{seed}-{size}")
+    calls = _calls(rng, 2 + min(6, size // (64 * KB)))
+    budget = max(size - sum(len(json.dumps(a)) + 60 for _, a in calls), 200)
+    text = family.render(
+        _text(rng, int(budget * 0.75), family.near_misses), calls, _text(rng, budget // 4, family.near_misses)
+    )
+    for delimiter in family.delimiters:  # the free text never contains a real delimiter
+        count = text.count(delimiter)
+        assert count == family.render("", calls, "").count(delimiter), (family.name, delimiter)
+    return text
+
+
+def _tools() -> list[dict[str, Any]]:
+    def tool(name: str, props: dict[str, str]) -> dict[str, Any]:
+        properties = {k: {"type": v} for k, v in props.items()}
+        return {
+            "type": "function",
+            "function": {"name": name, "parameters": {"type": "object", "properties": properties}},
+        }
+
+    return [
+        tool("get_weather", {"city": "string", "days": "integer", "metric": "boolean"}),
+        tool("run_code", {"language": "string", "code": "string"}),
+    ]
+
+
+@dataclass
+class Impl:
+    name: str
+    make: Callable[[], Any] | None
+    parse: Callable[[str], Any] | None
+    error: str = ""
+
+
+def ours(family: Family, tools: list[dict[str, Any]]) -> Impl:
+    template = rt.templates.get(family.name)
+    return Impl(
+        "ours",
+        lambda: rt.ResponseParser(template, prefix=family.prefix, tools=tools),
+        lambda text: rt.parse_response(text, template, prefix=family.prefix, tools=tools),
+    )
+
+
+def reference(family: Family, tools: list[dict[str, Any]]) -> Impl:
+    try:
+        from transformers.utils.chat_parsing import ResponseParser, parse_response
+        from transformers.utils.chat_parsing.response_templates import load_response_template
+
+        template = load_response_template(rt.templates.get(family.name).to_dict())
+        parse_response("", template, prefix=family.prefix)  # fails early for templates it cannot run
+    except Exception as exc:
+        return Impl("reference", None, None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}")
+    return Impl(
+        "reference",
+        lambda: ResponseParser(template, prefix=family.prefix, tools=tools),
+        lambda text: parse_response(text, template, prefix=family.prefix, tools=tools),
+    )
+
+
+@dataclass
+class Row:
+    family: str
+    size: int
+    chunks: int
+    ours_us: float | None = None
+    ref_us: float | None = None
+    ref_partial: bool = False
+    same: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def measure(family: Family, size: int, impls: list[Impl], budget: float) -> Row:
+    text = generate(family, size)
+    chunks = chunked(text, CHUNK)
+    row = Row(family.name, len(text), len(chunks))
+    trials: dict[str, Trial] = {}
+    for impl in impls:
+        if impl.make is None:
+            continue
+        make = impl.make
+        cap = budget if impl.name == "reference" else None
+
+        def run(make: Callable[[], Any] = make, cap: float | None = cap) -> tuple[float, Any, bool]:
+            result = feed_stream(make, chunks, budget=cap)
+            return result.per_chunk, result, result.complete
+
+        trials[impl.name] = Trial(run)
+    best_interleaved(list(trials.values()), max_reps=MAX_REPS, min_reps=MIN_REPS, time_budget=REP_BUDGET)
+    whole = impls[0].parse(text) if impls[0].parse else None
+    for name, trial in trials.items():
+        if trial.error is not None:
+            row.notes.append(f"{name}: {type(trial.error).__name__}: {trial.error}")
+            continue
+        assert trial.best is not None
+        if name == "ours":
+            row.ours_us = trial.best * 1e6
+            diff = first_difference(trial.payload.message, whole)
+            if diff is not None:
+                row.notes.append(f"ours: stream != whole at {diff}")
+        else:
+            row.ref_us = trial.best * 1e6
+            row.ref_partial = not trial.payload.complete
+            ref_whole = impls[1].parse(text) if impls[1].parse else None
+            diff = first_difference(ref_whole, whole)
+            row.same = "✓" if diff is None else f"✗ {diff}"
+            if trial.payload.complete and first_difference(trial.payload.message, ref_whole) is not None:
+                where = first_difference(trial.payload.message, ref_whole)
+                row.notes.append(
+                    f"the reference's streamed message differs from its own whole-text parse at {where}"
+                )
+    return row
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="2KB and 20KB only")
+    parser.add_argument("--sizes", help="comma-separated sizes, e.g. 2k,64k")
+    parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated library families")
+    parser.add_argument(
+        "--ref-budget", type=float, default=2.0, help="seconds the reference may stream per run"
+    )
+    parser.add_argument("--no-reference", action="store_true", help="time ours only")
+    parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    args = parser.parse_args(argv)
+    sizes = (
+        [parse_size(s) for s in args.sizes.split(",")]
+        if args.sizes
+        else list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    )
+    tools = _tools()
+    rows: list[Row] = []
+    for name in args.families.split(","):
+        family = FAMILIES[name]
+        impls = [ours(family, tools)]
+        if not args.no_reference:
+            ref = reference(family, tools)
+            impls.append(ref)
+            if ref.error:
+                print(f"NOTE: reference cannot run the {name} template: {ref.error}", file=sys.stderr)
+        for size in sizes:
+            print(f"  {name} {fmt_size(size)}", file=sys.stderr, flush=True)
+            rows.append(measure(family, size, impls, args.ref_budget))
+    table = []
+    growth: dict[str, float] = {}
+    for name in args.families.split(","):
+        mine = [r for r in rows if r.family == name and r.ours_us]
+        if len(mine) >= 2:
+            growth[name] = mine[-1].ours_us / mine[0].ours_us  # type: ignore[operator]
+    for r in rows:
+        ratio = r.ours_us / r.ref_us if r.ours_us and r.ref_us else None
+        table.append(
+            [
+                r.family,
+                fmt_size(r.size),
+                f"{r.chunks:,}",
+                fmt_num(r.ours_us),
+                (fmt_num(r.ref_us) + ("*" if r.ref_partial else "")) if r.ref_us else "n/a",
+                fmt_ratio(ratio) + ("*" if r.ref_partial and ratio else ""),
+                r.same or "–",
+            ]
+        )
+    print(f"bench_families: {CHUNK}-character chunks, µs per chunk (best of {MIN_REPS}-{MAX_REPS})")
+    print(
+        format_table(
+            ["family", "size", "chunks", "ours", "reference", "ours/ref", "same whole-text message"],
+            table,
+            align="llrrrrl",
+        )
+    )
+    for name, g in growth.items():
+        print(f"ours per-chunk growth {fmt_size(sizes[0])} -> {fmt_size(sizes[-1])}, {name}: {g:.2f}x")
+    if any(r.ref_partial for r in rows):
+        print(f"* the reference stopped at the {args.ref_budget}s budget: mean over the chunks it was fed")
+    for r in rows:
+        for note in r.notes:
+            print(f"NOTE {r.family} {fmt_size(r.size)}: {note}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump([r.__dict__ for r in rows], f, indent=2, ensure_ascii=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

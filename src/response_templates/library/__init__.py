@@ -1,0 +1,492 @@
+"""The model library: built-in response templates for the model families people run.
+
+Each family is one JSON file in this package (data, not code) holding the response template and what is
+known about the family: the model ids it serves, the chat-template markers that identify it, the
+reasoning and tool-call syntax, the variants of its prompt (thinking on/off, a pre-opened think block)
+and notes on what the template language can and cannot express for it.
+
+>>> from response_templates import library
+>>> library.family("qwen3").same_format_as
+'hermes'
+>>> library.family_for_model("Qwen/Qwen3-8B").name
+'qwen3'
+>>> library.get("qwen3") is library.get("hermes")
+True
+>>> library.family("apertus").status
+'needs-extension'
+
+The usual entry points are the thin functions re-exported from :mod:`response_templates.templates`
+(``rt.templates.names()``, ``get``, ``for_model``, ``detect``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from ..errors import ResponseTemplateError
+from ..templates import ResponseTemplate, load_template
+
+__all__ = [
+    "EXTENSIONS",
+    "STATUSES",
+    "ExtensionRequiredError",
+    "Family",
+    "UnknownModelError",
+    "Variant",
+    "detect",
+    "detect_family",
+    "families",
+    "family",
+    "family_for_model",
+    "fingerprint",
+    "for_model",
+    "get",
+    "names",
+]
+
+#: What a family's ``status`` means.
+STATUSES: Mapping[str, str] = {
+    "supported": "the template reads the format as the model writes it",
+    "approximate": "the template reads the common case; documented corner cases need an extension",
+    "partial": "a template for part of the format only (see the notes); the rest needs an extension",
+    "needs-extension": "not expressible in the template language yet; no template",
+}
+
+#: The template-language extensions proposed in ``docs/design/extensions.md`` (E1-E8).
+EXTENSIONS: Mapping[str, str] = {
+    "E1": "python-calls: Python-call syntax for tool calls ([f(a=1), g()])",
+    "E2": "item-transform: tool name as the key of a single-key object",
+    "E3": "json-value-end: a region that ends where its JSON value ends",
+    "E4": "xml-values: typed, escaped, CDATA and nested XML argument values",
+    "E5": "interleaved: tool calls inside an open reasoning block",
+    "E6": "implicit-wrapper: content either bare or inside a wrapper",
+    "E7": "json-envelope: one JSON object routed into several fields by key",
+    "E8": "into: several syntaxes feeding one output key",
+}
+
+
+class UnknownModelError(ResponseTemplateError, LookupError):
+    """No family in the library matches a name, model id or chat template.
+
+    ``query`` is what was looked up and ``near_matches`` the closest family names or model patterns.
+    """
+
+    def __init__(self, message: str, *, query: str, near_matches: Sequence[str] = ()) -> None:
+        if near_matches:
+            message += "; near matches: " + ", ".join(near_matches)
+        super().__init__(message)
+        self.query = query
+        self.near_matches = list(near_matches)
+
+
+class ExtensionRequiredError(ResponseTemplateError, LookupError):
+    """The family is known, but its format needs a template-language extension not built yet."""
+
+    def __init__(self, family: Family) -> None:
+        needs = ", ".join(f"{e} ({EXTENSIONS.get(e, '?')})" for e in family.needs) or "an extension"
+        super().__init__(
+            f"model family {family.name!r} ({family.title}) is known but has no template yet: its format "
+            f"needs {needs}. See docs/models.md."
+        )
+        self.family = family
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way the family's chat template can end the prompt (e.g. thinking on, thinking off)."""
+
+    name: str
+    #: What the rendered prompt ends with (the generation prompt) in this variant.
+    generation_prompt: str
+    #: Whether this prompt leaves a reasoning block open, so the output starts inside it.
+    pre_opens_reasoning: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Family:
+    """One model family of the library (the contents of one JSON file)."""
+
+    name: str
+    title: str
+    #: Row of the family in research/formats.md (several library entries may share one row).
+    formats_md: int | None
+    aliases: tuple[str, ...]
+    #: Model-id patterns (shell-style, case-insensitive), e.g. ``Qwen/Qwen3-*``.
+    models: tuple[str, ...]
+    #: File names of real chat templates of the family (test data, used for round-trip checks).
+    chat_templates: tuple[str, ...]
+    #: Detection rules: the family matches a chat template that contains every string of one rule.
+    markers: tuple[tuple[str, ...], ...]
+    #: SHA-256 fingerprints (see :func:`fingerprint`) of chat templates known to belong to the family.
+    fingerprints: tuple[str, ...]
+    status: str
+    #: Extensions without which there can be no (full) template.
+    needs: tuple[str, ...]
+    #: Extensions that would make the template lossless in corner cases it handles only approximately.
+    would_use: tuple[str, ...]
+    reasoning: str
+    tool_calls: str
+    parallel_calls: bool | None
+    #: The plain start of the assistant turn as the chat template renders it (no pre-opened blocks).
+    generation_prompt: str
+    variants: tuple[Variant, ...]
+    notes: tuple[str, ...]
+    #: ``family`` names in research/model_output_samples.jsonl that belong to this family.
+    sample_families: tuple[str, ...]
+    #: Name of the family whose template this one shares (the formats are identical), if any.
+    same_format_as: str | None
+    template_data: Mapping[str, Any] | None
+
+    @property
+    def has_template(self) -> bool:
+        """Whether :meth:`template` returns a template (its own or the one it shares)."""
+        return self.resolved().template_data is not None
+
+    def resolved(self) -> Family:
+        """The family whose template this one uses (itself unless ``same_format_as`` is set)."""
+        return family(self.same_format_as) if self.same_format_as else self
+
+    def template(self) -> ResponseTemplate:
+        """The compiled response template; :class:`ExtensionRequiredError` if there is none."""
+        source = self.resolved()
+        if source.template_data is None:
+            raise ExtensionRequiredError(self)
+        return _compiled(source.name)
+
+    def template_dict(self) -> dict[str, Any]:
+        """The response template as plain JSON data (a copy)."""
+        return self.template().to_dict()
+
+    def pre_open_prompt(self) -> str | None:
+        """The generation prompt of the first variant that pre-opens a reasoning block, if any."""
+        for variant in self.variants:
+            if variant.pre_opens_reasoning:
+                return variant.generation_prompt
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The family as JSON data (as in its file)."""
+        return json.loads(_raw_files()[self.name])
+
+    def round_trip_options(self) -> dict[str, Any]:
+        """Keyword arguments for :func:`response_templates.verify.round_trip` with this family's chat
+        templates (template variables per case, stop strings, call-id shape, ...)."""
+        settings = dict(self.to_dict().get("round_trip", {}))
+        settings.pop("known_issues", None)
+        if "kwargs" in settings:
+            settings["template_kwargs"] = settings.pop("kwargs")
+        return settings
+
+    def known_round_trip_issues(self, chat_template: str) -> dict[str, str]:
+        """Reviewed round-trip failures for one of the family's chat template files: case name (or ``*``
+        for every case) -> reason."""
+        issues = self.to_dict().get("round_trip", {}).get("known_issues", {})
+        return dict(issues.get(chat_template, {}))
+
+
+# ------------------------------------------------------------------------------------------ loading
+
+_REQUIRED = ("name", "title", "status")
+
+
+@cache
+def _raw_files() -> dict[str, str]:
+    """File contents of every family, by family name."""
+    out: dict[str, str] = {}
+    for entry in sorted(resources.files(__name__).iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".json"):
+            continue
+        text = entry.read_text(encoding="utf-8")
+        data = json.loads(text)
+        name = data.get("name")
+        if name != entry.name.removesuffix(".json"):
+            raise ResponseTemplateError(
+                f"library file {entry.name}: 'name' must be the file name, got {name!r}"
+            )
+        out[name] = text
+    return out
+
+
+def _variant(data: Mapping[str, Any]) -> Variant:
+    return Variant(
+        name=data["name"],
+        generation_prompt=data["generation_prompt"],
+        pre_opens_reasoning=bool(data.get("pre_opens_reasoning", False)),
+        note=data.get("note", ""),
+    )
+
+
+def _family(data: Mapping[str, Any]) -> Family:
+    missing = [key for key in _REQUIRED if key not in data]
+    if missing:
+        raise ResponseTemplateError(f"library family {data.get('name')!r} lacks {missing}")
+    if data["status"] not in STATUSES:
+        raise ResponseTemplateError(f"library family {data['name']!r}: unknown status {data['status']!r}")
+    return Family(
+        name=data["name"],
+        title=data["title"],
+        formats_md=data.get("formats_md"),
+        aliases=tuple(data.get("aliases", ())),
+        models=tuple(data.get("models", ())),
+        chat_templates=tuple(data.get("chat_templates", ())),
+        markers=tuple(tuple(rule) for rule in data.get("markers", ())),
+        fingerprints=tuple(data.get("fingerprints", ())),
+        status=data["status"],
+        needs=tuple(data.get("needs", ())),
+        would_use=tuple(data.get("would_use", ())),
+        reasoning=data.get("reasoning", ""),
+        tool_calls=data.get("tool_calls", ""),
+        parallel_calls=data.get("parallel_calls"),
+        generation_prompt=data.get("generation_prompt", ""),
+        variants=tuple(_variant(v) for v in data.get("variants", ())),
+        notes=tuple(data.get("notes", ())),
+        sample_families=tuple(data.get("sample_families", ())),
+        same_format_as=data.get("same_format_as"),
+        template_data=data.get("template"),
+    )
+
+
+@cache
+def _families() -> dict[str, Family]:
+    fams = {name: _family(json.loads(text)) for name, text in _raw_files().items()}
+    for fam in fams.values():
+        if fam.same_format_as is not None:
+            target = fams.get(fam.same_format_as)
+            if target is None or target.same_format_as is not None:
+                raise ResponseTemplateError(
+                    f"library family {fam.name!r}: same_format_as {fam.same_format_as!r} must name a family "
+                    "with its own template"
+                )
+            if fam.template_data is not None:
+                raise ResponseTemplateError(
+                    f"library family {fam.name!r} has both a template and same_format_as"
+                )
+    return fams
+
+
+@cache
+def _lookup() -> dict[str, str]:
+    """Lower-cased name or alias -> family name."""
+    table: dict[str, str] = {}
+    for fam in _families().values():
+        for key in (fam.name, *fam.aliases):
+            low = key.lower()
+            if low in table and table[low] != fam.name:
+                raise ResponseTemplateError(f"library: {key!r} names both {table[low]!r} and {fam.name!r}")
+            table[low] = fam.name
+    return table
+
+
+@cache
+def _compiled(name: str) -> ResponseTemplate:
+    data = _families()[name].template_data
+    assert data is not None
+    return load_template(data)
+
+
+# ------------------------------------------------------------------------------------------- lookup
+
+
+def families() -> list[Family]:
+    """Every family in the library, sorted by name (including those that need an extension)."""
+    return [fam for _, fam in sorted(_families().items())]
+
+
+def names(*, include_unsupported: bool = False) -> list[str]:
+    """Names of the families that have a template (all families with ``include_unsupported=True``)."""
+    return [f.name for f in families() if include_unsupported or f.has_template]
+
+
+def family(name: str) -> Family:
+    """The family called ``name`` (or one of its aliases, any letter case)."""
+    if not isinstance(name, str):
+        raise TypeError(f"a family name is a string, got {type(name).__name__}")
+    found = _lookup().get(name.strip().lower())
+    if found is None:
+        close = difflib.get_close_matches(name.strip().lower(), list(_lookup()), n=5, cutoff=0.5)
+        near = list(dict.fromkeys(_lookup()[c] for c in close))
+        raise UnknownModelError(
+            f"no model family called {name!r} in the library", query=name, near_matches=near
+        )
+    return _families()[found]
+
+
+def get(name: str) -> ResponseTemplate:
+    """The compiled response template of the family ``name`` (or an alias).
+
+    Raises :class:`UnknownModelError` (with near matches) for an unknown name and
+    :class:`ExtensionRequiredError` for a family whose format needs an extension.
+    """
+    return family(name).template()
+
+
+def _pattern_score(pattern: str) -> int:
+    """How specific a model pattern is: the number of literal characters before the first wildcard."""
+    for i, ch in enumerate(pattern):
+        if ch in "*?[":
+            return i
+    return len(pattern) + 1000  # an exact id beats any wildcard pattern
+
+
+def family_for_model(model_id: str) -> Family:
+    """The family serving ``model_id`` (``org/name`` as on the Hugging Face Hub, or just ``name``).
+
+    The most specific matching pattern wins (the longest literal part). Matching ignores letter case, a
+    local path prefix (``/models/Qwen/Qwen3-8B``) and a quantization suffix after a colon.
+    """
+    if not isinstance(model_id, str) or not model_id.strip():
+        raise UnknownModelError("a model id is a non-empty string", query=str(model_id))
+    query = model_id.strip().rstrip("/").lower()
+    candidates = [query]
+    parts = query.split("/")
+    if len(parts) > 2:
+        candidates.append("/".join(parts[-2:]))
+    if ":" in candidates[-1]:
+        candidates.append(candidates[-1].split(":", 1)[0])
+    best: tuple[int, str] | None = None
+    for fam in families():
+        for pattern in fam.models:
+            pat = pattern.lower()
+            bare = pat.split("/", 1)[1] if "/" in pat else pat
+            for cand in candidates:
+                name_only = cand.split("/")[-1]
+                if fnmatch.fnmatchcase(cand, pat) or (
+                    "/" not in cand and fnmatch.fnmatchcase(name_only, bare)
+                ):
+                    score = _pattern_score(pat if "/" in cand else bare)
+                    if best is None or score > best[0]:
+                        best = (score, fam.name)
+    if best is None:
+        raise UnknownModelError(
+            f"unknown model {model_id!r}: no family in the library lists it",
+            query=model_id,
+            near_matches=_near_models(query),
+        )
+    return _families()[best[1]]
+
+
+def _near_models(query: str) -> list[str]:
+    name_only = query.split("/")[-1]
+    scored: list[tuple[float, str]] = []
+    for fam in families():
+        for pattern in fam.models:
+            bare = pattern.lower().split("/")[-1].replace("*", "")
+            ratio = difflib.SequenceMatcher(None, name_only, bare).ratio()
+            if ratio >= 0.5:
+                scored.append((ratio, f"{pattern} ({fam.name})"))
+    scored.sort(key=lambda item: -item[0])
+    return list(dict.fromkeys(s for _, s in scored))[:5]
+
+
+def for_model(model_id: str) -> ResponseTemplate:
+    """The response template for a model id, e.g. ``"Qwen/Qwen3-8B"``."""
+    return family_for_model(model_id).template()
+
+
+# ---------------------------------------------------------------------------------------- detection
+
+
+def fingerprint(chat_template: str) -> str:
+    """SHA-256 of a chat template's text with line endings normalized and outer whitespace stripped."""
+    text = chat_template.replace("\r\n", "\n").strip()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _chat_template_texts(source: Any) -> list[str]:
+    """The chat template text(s) of a string, a tokenizer, a tokenizer config, or named templates."""
+    if isinstance(source, str):
+        return [source]
+    if isinstance(source, Mapping):
+        if "chat_template" in source:  # a tokenizer_config.json
+            return _chat_template_texts(source["chat_template"])
+        # Named templates {"default": ..., "tool_use": ...}: the default first.
+        return [v for _, v in sorted(source.items(), key=lambda kv: kv[0] != "default") if isinstance(v, str)]
+    if isinstance(source, Sequence):  # [{"name": ..., "template": ...}, ...] as in tokenizer_config.json
+        return [
+            item["template"] if isinstance(item, Mapping) else item
+            for item in source
+            if isinstance(item, str) or (isinstance(item, Mapping) and isinstance(item.get("template"), str))
+        ]
+    template = getattr(source, "chat_template", None)
+    if template is None:
+        raise UnknownModelError(
+            f"cannot detect a family from {type(source).__name__}: pass a chat template string or a "
+            "tokenizer with a chat_template",
+            query=type(source).__name__,
+        )
+    return _chat_template_texts(template)
+
+
+@cache
+def _fingerprint_table() -> dict[str, str]:
+    return {fp: fam.name for fam in families() for fp in fam.fingerprints}
+
+
+def _marker_hits(text: str) -> list[tuple[tuple[int, int], str]]:
+    """``((markers, characters), family)`` for each family with a rule whose markers all occur: the
+    specificity of its best matching rule (more markers, then more characters, is more specific)."""
+    hits = []
+    for fam in families():
+        best: tuple[int, int] | None = None
+        for rule in fam.markers:
+            if rule and all(marker in text for marker in rule):
+                score = (len(rule), sum(len(m) for m in rule))
+                if best is None or score > best:
+                    best = score
+        if best is not None:
+            hits.append((best, fam.name))
+    return hits
+
+
+def detect_family(chat_template: Any) -> Family:
+    """The family of a chat template (a string, or a tokenizer / tokenizer config that carries one).
+
+    An exact fingerprint of a known chat template wins; otherwise the family whose most specific marker
+    rule matches (every string of the rule occurs in the template). With several templates (a tokenizer
+    with named templates) the first one that is recognized counts.
+    """
+    texts = _chat_template_texts(chat_template)
+    partial: dict[str, int] = {}
+    for text in texts:
+        found = _fingerprint_table().get(fingerprint(text))
+        if found is not None:
+            return _families()[found]
+        hits = _marker_hits(text)
+        if hits:
+            hits.sort(key=lambda h: (-h[0][0], -h[0][1], h[1]))
+            return _families()[hits[0][1]]
+        for fam in families():
+            for rule in fam.markers:
+                n = sum(marker in text for marker in rule)
+                if n:
+                    partial[fam.name] = max(partial.get(fam.name, 0), n)
+    near = [name for name, _ in sorted(partial.items(), key=lambda kv: (-kv[1], kv[0]))][:5]
+    raise UnknownModelError(
+        "unknown model: the chat template matches no family in the library (no known fingerprint, no "
+        "complete marker rule)",
+        query="<chat template>",
+        near_matches=near,
+    )
+
+
+def detect(chat_template: Any) -> ResponseTemplate:
+    """The response template for a chat template (string) or a tokenizer that has one."""
+    return detect_family(chat_template).template()
+
+
+def sample_family_map() -> dict[str, str]:
+    """``family`` names used in research/model_output_samples.jsonl -> library family name."""
+    table: dict[str, str] = {}
+    for fam in families():
+        for sample_family in fam.sample_families:
+            table[sample_family] = fam.name
+    return table

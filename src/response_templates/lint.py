@@ -1,0 +1,361 @@
+"""The template linter: portability rules, suspicious patterns, extension use.
+
+:func:`lint` reads a response template (as data, a JSON string, a file's parsed content, or a compiled
+template) and returns a list of :class:`Issue`. It never raises for a bad template: a template that does
+not load is reported as an ``error`` issue and the remaining checks still run on the raw data.
+
+Rules (``code``, level):
+
+* SPEC section 10, portability -- ``backreference``, ``atomic-group``, ``possessive-quantifier``,
+  ``recursion`` (warnings: other regex engines lack them) and ``lookaround`` (a note: allowed, but rare in
+  other engines' partial matching).
+* ``unreachable-field`` (error) -- two fields with the same literal open: the one whose name sorts later
+  never matches.
+* ``delimiter-prefix`` (warning) -- a literal delimiter that is a proper prefix of another one watched in
+  the same state (``<tool`` and ``<tool_call>``): at a given position the longer one wins, so the shorter
+  matches only where the longer does not, which is rarely what was meant.
+* ``implicit-without-close`` (warning) -- on a chat-markup model (the start anchor is a special token such
+  as ``<|im_start|>assistant``) an implicit field without ``close`` keeps the end-of-turn token
+  (``<|im_end|>``) in its text.
+* ``greedy-delimiter`` (note) -- a delimiter pattern with an unbounded ``.*``/``.+``: while the stream is
+  open the parser holds back everything after a partial match.
+* ``extension`` (note) -- the template uses a template-language extension (E1-E8 of
+  ``docs/design/extensions.md``); seed implementations reject it.
+* ``load-error`` (error) -- the template does not load; the message is the loader's.
+
+>>> import response_templates as rt
+>>> issues = rt.lint({
+...     "start_anchor": "<|im_start|>assistant\\n",
+...     "fields": {"reasoning_content": {"open": "<think>", "close_pattern": r"(?>\\s*)</think>"},
+...                "content": {}},
+... })
+>>> [(i.level, i.code, i.field) for i in issues]
+[('warning', 'atomic-group', 'reasoning_content'), ('warning', 'implicit-without-close', 'content')]
+>>> print(issues[0])
+warning atomic-group [reasoning_content.close_pattern]: atomic group (?>...) at offset 0: not portable (SPEC section 10)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ResponseTemplateError
+from .templates import ResponseTemplate, load_template
+
+__all__ = ["LEVELS", "Issue", "lint", "regex_constructs"]
+
+#: Issue levels, most severe first.
+LEVELS = ("error", "warning", "note")
+
+_SEED_PARSERS = frozenset({"text", "int", "float", "bool", "json", "xml-inline", "kv-lines"})
+# Names used by the extension design (docs/design/extensions.md) and the research drafts.
+_EXTENSION_PARSERS = {"python-calls": "E1", "json-lines": "E3", "json-envelope": "E7"}
+_EXTENSION_FIELD_KEYS = {"each_item": "E2", "inside": "E5", "wrap": "E6", "route": "E7", "into": "E8"}
+_EXTENSION_XML_ARGS = {"type_group": "E4", "unescape": "E4", "cdata": "E4", "nested": "E4"}
+_PATTERN_KEYS = ("open_pattern", "close_pattern")
+_CHAT_MARKUP = ("<|", "|>", "<｜", "｜>", "[INST]", "[/INST]", "<start_of_turn>", "<seed:", "]~b]")
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One finding of the linter."""
+
+    level: str
+    code: str
+    message: str
+    field: str | None = None
+    key: str | None = None
+
+    def __str__(self) -> str:
+        where = ".".join(p for p in (self.field, self.key) if p)
+        return f"{self.level} {self.code}" + (f" [{where}]" if where else "") + f": {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "code": self.code,
+            "message": self.message,
+            "field": self.field,
+            "key": self.key,
+        }
+
+
+# ------------------------------------------------------------------------------------ regex scanning
+
+
+def regex_constructs(pattern: str) -> Iterator[tuple[str, int, str]]:
+    """``(kind, offset, text)`` for each non-portable or notable construct of a regex.
+
+    Kinds: ``backreference``, ``atomic-group``, ``possessive-quantifier``, ``recursion``, ``lookaround``
+    and ``greedy`` (an unbounded ``.*``/``.+`` outside lookarounds). Escapes and character classes are
+    skipped, so ``[(?>]`` and ``\\(?>`` are not reported.
+
+    >>> [k for k, _, _ in regex_constructs(r"(?P<a>x)(?P=a)\\1[\\1(?>]a++b{2}+(?=c)")]
+    ['backreference', 'backreference', 'possessive-quantifier', 'possessive-quantifier', 'lookaround']
+    """
+    i, n = 0, len(pattern)
+    look_stack: list[bool] = []
+    atom_end = -1  # the position right after the last atom (a quantifier may follow there)
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            nxt = pattern[i + 1 : i + 2]
+            after = pattern[i + 2 : i + 3]
+            if (nxt.isdigit() and nxt != "0") or (nxt in ("g", "k") and after in ("<", "{", "'")):
+                yield "backreference", i, pattern[i : i + 2]
+            i += 2
+            atom_end = i
+        elif ch == "[":
+            j = i + 1
+            if pattern[j : j + 1] == "^":
+                j += 1
+            if pattern[j : j + 1] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            i = j + 1
+            atom_end = i
+        elif ch == "(":
+            head = pattern[i : i + 5]
+            is_look = head.startswith(("(?=", "(?!", "(?<=", "(?<!"))
+            if is_look:
+                yield "lookaround", i, head[:4] if head.startswith("(?<") else head[:3]
+            elif head.startswith("(?>"):
+                yield "atomic-group", i, "(?>"
+            elif head.startswith("(?P="):
+                yield "backreference", i, "(?P="
+            elif (
+                head.startswith(("(?P>", "(?&", "(?R)"))
+                or (head[:2] == "(?" and head[2:3].isdigit())
+                or (head.startswith(("(?+", "(?-")) and head[3:4].isdigit())
+            ):
+                yield "recursion", i, head[:4]
+            look_stack.append(is_look)
+            i += 1
+            atom_end = -1
+        elif ch == ")":
+            if look_stack:
+                look_stack.pop()
+            i += 1
+            atom_end = i
+        elif ch in "*+?" and atom_end == i:
+            greedy = ch != "?" and pattern[i - 1 : i] == "." and pattern[i + 1 : i + 2] not in ("?", "+")
+            if greedy and not any(look_stack):
+                yield "greedy", i - 1, pattern[i - 1 : i + 1]
+            i += 1
+            if pattern[i : i + 1] == "+":
+                yield "possessive-quantifier", i - 1, pattern[i - 1 : i + 1]
+                i += 1
+            elif pattern[i : i + 1] == "?":
+                i += 1
+            atom_end = -1
+        elif ch == "{" and atom_end == i:
+            j = pattern.find("}", i)
+            if j > i and all(c.isdigit() or c == "," for c in pattern[i + 1 : j]):
+                i = j + 1
+                if pattern[i : i + 1] == "+":
+                    yield "possessive-quantifier", j, pattern[j : i + 1]
+                    i += 1
+                elif pattern[i : i + 1] == "?":
+                    i += 1
+                atom_end = -1
+            else:
+                i += 1
+                atom_end = i
+        else:
+            i += 1
+            atom_end = i
+
+
+_MESSAGES = {
+    "backreference": "backreference {text} at offset {at}: not portable (SPEC section 10)",
+    "atomic-group": "atomic group (?>...) at offset {at}: not portable (SPEC section 10)",
+    "possessive-quantifier": "possessive quantifier {text} at offset {at}: not portable (SPEC section 10)",
+    "recursion": "recursion {text} at offset {at}: not portable (SPEC section 10)",
+    "lookaround": "lookaround {text} at offset {at}: allowed, but rare in other engines (SPEC section 10)",
+    "greedy": "unbounded {text} at offset {at}: while streaming, everything after a partial match is held "
+    "back until the delimiter is decided",
+}
+_LEVEL = {
+    "backreference": "warning",
+    "atomic-group": "warning",
+    "possessive-quantifier": "warning",
+    "recursion": "warning",
+    "lookaround": "note",
+    "greedy": "note",
+}
+
+
+def _patterns(fields: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
+    for name, spec in fields.items():
+        if not isinstance(spec, Mapping):
+            continue
+        for key in _PATTERN_KEYS:
+            value = spec.get(key)
+            if isinstance(value, str):
+                yield name, key, value
+        args = spec.get("content_args")
+        if isinstance(args, Mapping) and isinstance(args.get("tag_pattern"), str):
+            yield name, "content_args.tag_pattern", args["tag_pattern"]
+
+
+def _literals(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str) and v]
+    return []
+
+
+# -------------------------------------------------------------------------------------------- checks
+
+
+def _check_regexes(fields: Mapping[str, Any], data: Mapping[str, Any]) -> Iterator[Issue]:
+    sources = list(_patterns(fields))
+    if isinstance(data.get("start_anchor_pattern"), str):
+        sources.append(("", "start_anchor_pattern", data["start_anchor_pattern"]))
+    for name, key, pattern in sources:
+        seen: set[str] = set()
+        for kind, at, text in regex_constructs(pattern):
+            if kind == "greedy" and key == "content_args.tag_pattern":
+                continue  # tag patterns run once per closed region, not while streaming
+            if kind in ("lookaround", "greedy") and kind in seen:
+                continue
+            seen.add(kind)
+            yield Issue(_LEVEL[kind], kind, _MESSAGES[kind].format(text=text, at=at), name or None, key)
+
+
+def _check_delimiters(fields: Mapping[str, Any]) -> Iterator[Issue]:
+    opens: list[tuple[str, str]] = []
+    implicit_close: list[tuple[str, str]] = []
+    for name, spec in fields.items():
+        if not isinstance(spec, Mapping):
+            continue
+        if "open" in spec:
+            opens.extend((name, lit) for lit in _literals(spec["open"]))
+        elif "open_pattern" not in spec:
+            implicit_close.extend((name, lit) for lit in _literals(spec.get("close")))
+    outside = opens + implicit_close
+    reported: set[tuple[str, str]] = set()
+    by_literal: dict[str, list[str]] = {}
+    for name, lit in opens:
+        by_literal.setdefault(lit, []).append(name)
+    for lit, names in by_literal.items():
+        unique = sorted(set(names))
+        if len(unique) > 1:
+            for loser in unique[1:]:
+                yield Issue(
+                    "error",
+                    "unreachable-field",
+                    f"fields {unique[0]!r} and {loser!r} both open with {lit!r}; on a tie the field whose name "
+                    f"sorts first wins, so {loser!r} never matches there",
+                    loser,
+                    "open",
+                )
+    for name_a, a in outside:
+        for name_b, b in outside:
+            if a != b and b.startswith(a) and (name_a, a) not in reported:
+                reported.add((name_a, a))
+                yield Issue(
+                    "warning",
+                    "delimiter-prefix",
+                    f"{a!r} is a prefix of {b!r} (field {name_b!r}); where both could match the longer one wins, "
+                    f"so {a!r} matches only where {b!r} does not follow",
+                    name_a,
+                    "open" if (name_a, a) in opens else "close",
+                )
+
+
+def _check_implicit(fields: Mapping[str, Any], data: Mapping[str, Any]) -> Iterator[Issue]:
+    anchors = _literals(data.get("start_anchor"))
+    if not anchors and isinstance(data.get("start_anchor_pattern"), str):
+        anchors = [data["start_anchor_pattern"]]
+    markup = any(token in anchor for anchor in anchors for token in _CHAT_MARKUP)
+    if not markup:
+        return
+    for name, spec in fields.items():
+        implicit = isinstance(spec, Mapping) and "open" not in spec and "open_pattern" not in spec
+        if implicit and "close" not in spec and "close_pattern" not in spec:
+            hint = " (<|im_end|>)" if any("<|im_start|>" in a for a in anchors) else ""
+            yield Issue(
+                "warning",
+                "implicit-without-close",
+                f"the implicit field has no close: on this chat-markup model the end-of-turn token{hint} "
+                "stays in its text when the output includes it",
+                name,
+                "close",
+            )
+
+
+def _check_extensions(fields: Mapping[str, Any], data: Mapping[str, Any]) -> Iterator[Issue]:
+    if "extensions" in data:
+        yield Issue("note", "extension", f"declares extensions {data['extensions']!r}", None, "extensions")
+    for name, spec in fields.items():
+        if not isinstance(spec, Mapping):
+            continue
+        content = spec.get("content")
+        if isinstance(content, str):
+            parser = content.split()[0] if content.strip() else content
+            if parser in _EXTENSION_PARSERS:
+                yield Issue(
+                    "note",
+                    "extension",
+                    f"content parser {parser!r} is extension {_EXTENSION_PARSERS[parser]}",
+                    name,
+                    "content",
+                )
+            elif parser not in _SEED_PARSERS:
+                yield Issue(
+                    "note", "extension", f"content parser {parser!r} is not a seed parser", name, "content"
+                )
+        for key, ext in _EXTENSION_FIELD_KEYS.items():
+            if key in spec:
+                yield Issue("note", "extension", f"key {key!r} is extension {ext}", name, key)
+        if isinstance(spec.get("close"), Mapping):
+            yield Issue(
+                "note",
+                "extension",
+                "a structured close (e.g. {'json': 'value'}) is extension E3",
+                name,
+                "close",
+            )
+        args = spec.get("content_args")
+        if isinstance(args, Mapping):
+            for key, ext in _EXTENSION_XML_ARGS.items():
+                if key in args:
+                    yield Issue(
+                        "note", "extension", f"content_args {key!r} is extension {ext}", name, "content_args"
+                    )
+
+
+def lint(template: Mapping[str, Any] | ResponseTemplate | str) -> list[Issue]:
+    """Check a response template; the issues, most severe first (see the module docstring for the rules)."""
+    issues: list[Issue] = []
+    if isinstance(template, ResponseTemplate):
+        data: Any = template.to_dict()
+    elif isinstance(template, str):
+        try:
+            data = json.loads(template)
+        except json.JSONDecodeError as exc:
+            return [Issue("error", "load-error", f"not valid JSON: {exc}")]
+    else:
+        data = template
+    if not isinstance(data, Mapping):
+        return [Issue("error", "load-error", f"a response template is an object, got {type(data).__name__}")]
+    try:
+        load_template(data)
+    except ResponseTemplateError as exc:
+        issues.append(
+            Issue("error", "load-error", str(exc), getattr(exc, "field", None), getattr(exc, "key", None))
+        )
+    fields = data.get("fields")
+    if isinstance(fields, Mapping):
+        issues.extend(_check_regexes(fields, data))
+        issues.extend(_check_delimiters(fields))
+        issues.extend(_check_implicit(fields, data))
+        issues.extend(_check_extensions(fields, data))
+    issues.sort(key=lambda issue: LEVELS.index(issue.level))
+    return issues
