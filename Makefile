@@ -20,14 +20,17 @@ demo: $(VENV)/.installed
 	$(BIN)/python -m response_templates demo
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples scripts
+	$(BIN)/ruff format --check src tests benchmarks examples scripts
 
 test: $(VENV)/.installed-test lint
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/bench_streaming.py
+	$(BIN)/python benchmarks/bench_tokens.py
+	$(BIN)/python benchmarks/bench_tool_streaming.py
+	$(BIN)/python benchmarks/bench_families.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,261 @@
+"""Parsing with a tokenizer: token ids in, messages out (SPEC section 2, tokenizer integration)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..errors import ParseError, ParserStateError, ResponseTemplateError
+from ..parser import ResponseParser
+from ..parser import parse_response as _parse_text
+from ..templates import ResponseTemplate
+from .config import resolve_template
+from .decoding import TokenDecoder, decode_text
+from .inputs import Inputs, Item, normalize, pad_info
+
+__all__ = ["TokenResponseParser", "get_response_parser", "parse_response"]
+
+Event = dict[str, Any]
+Template = Mapping[str, Any] | ResponseTemplate | str
+Tools = Sequence[Mapping[str, Any] | Callable[..., Any]] | None
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+MISSING: Any = _Missing()
+
+
+def _prefix_required() -> ResponseTemplateError:
+    return ResponseTemplateError(
+        "prefix is required: pass the prompt the model continued, as token ids (the input_ids given to "
+        "generate()) or as text, because chat templates often write the start of the assistant message "
+        'themselves (an opening <think>, a prefill) and the parser must see it. Pass prefix="" (or []) to '
+        "opt out explicitly."
+    )
+
+
+def _prefixes(tokenizer: Any, prefix: Any) -> Inputs:
+    if prefix is MISSING or prefix is None:
+        raise _prefix_required()
+    pad_id, keep_one = pad_info(tokenizer)
+    inputs = normalize(prefix, pad_id=pad_id, keep_one=keep_one, what="prefix")
+    if not inputs.items:  # [] or an empty array: the explicit opt-out
+        return Inputs([""], False)
+    return inputs
+
+
+def _single_prefix(inputs: Inputs, what: str) -> Item:
+    if inputs.batched and len(inputs.items) != 1:
+        raise ResponseTemplateError(
+            f"{what} follows one generation, but prefix is a batch of {len(inputs.items)}: pass one prompt"
+        )
+    return inputs.items[0]
+
+
+def _prefix_text(tokenizer: Any, prefix: Item) -> str:
+    return prefix if isinstance(prefix, str) else decode_text(tokenizer, prefix)
+
+
+def _output_text(tokenizer: Any, output: Item, prefix: Item) -> str:
+    if isinstance(output, str):
+        return output
+    decoder = TokenDecoder(tokenizer, prompt_ids=None if isinstance(prefix, str) else prefix)
+    return decoder.decode(output)
+
+
+def parse_response(
+    tokenizer: Any,
+    output: Any,
+    *,
+    prefix: Any = MISSING,
+    tools: Tools = None,
+    template: Template | None = None,
+) -> dict[str, Any] | list[dict[str, Any]]:
+    """Parse a finished generation given as token ids (or text), using the tokenizer's template.
+
+    Args:
+        tokenizer: a transformers tokenizer (any version) or a ``tokenizers.Tokenizer``.
+        output: what the model generated, without the prompt: a string, token ids (list of ints, 1-D
+            numpy array or torch tensor), or a batch (list of strings, list of id lists, 2-D array or
+            tensor, or a mapping with ``input_ids`` and ``attention_mask``).
+        prefix: the prompt, required (``""`` or ``[]`` opts out): text or ids in the same forms, one for
+            the whole batch or one per item. Given as ids, it also gives the first generated tokens
+            their decoding context.
+        tools: the request's tools (JSON schemas or typed callables) for tool-argument typing.
+        template: the response template; default: the tokenizer's ``response_template``.
+
+    Ids are decoded with special tokens kept (delimiters are often special tokens). Padding is removed
+    first: see :mod:`response_templates.hf.inputs`. Returns a message dict, or a list of them for a batch.
+
+    Raises :class:`~response_templates.hf.MissingTemplateError` when there is no template,
+    :class:`~response_templates.ParseError` (with ``index`` set for a batch) when an output does not fit.
+    """
+    compiled = resolve_template(tokenizer, template)
+    prefixes = _prefixes(tokenizer, prefix)
+    pad_id, keep_one = pad_info(tokenizer)
+    outputs = normalize(output, pad_id=pad_id, keep_one=keep_one, what="output")
+    if not outputs.batched:
+        one = _single_prefix(prefixes, "a single output")
+        text = _output_text(tokenizer, outputs.items[0], one)
+        return _parse_text(text, compiled, prefix=_prefix_text(tokenizer, one), tools=tools)
+    n = len(outputs.items)
+    if prefixes.batched and len(prefixes.items) != n:
+        raise ResponseTemplateError(
+            f"batch of {n} outputs but {len(prefixes.items)} prefixes: pass one prefix for all, or one per output"
+        )
+    items = prefixes.items if prefixes.batched else prefixes.items * n
+    texts: list[str] = []
+    prefix_texts: list[str] = []
+    shared = None if prefixes.batched or not items else _prefix_text(tokenizer, items[0])
+    for index, (item, item_prefix) in enumerate(zip(outputs.items, items, strict=True)):
+        try:
+            texts.append(_output_text(tokenizer, item, item_prefix))
+            prefix_texts.append(shared if shared is not None else _prefix_text(tokenizer, item_prefix))
+        except ResponseTemplateError as exc:
+            exc.index = index
+            raise
+    return _parse_text(texts, compiled, prefix=prefix_texts, tools=tools)
+
+
+class TokenResponseParser:
+    """A streaming parser that takes token ids: :class:`~response_templates.ResponseParser` plus an
+    exact incremental decoder (:class:`~response_templates.hf.TokenDecoder`).
+
+    Args:
+        tokenizer: a transformers tokenizer (any version) or a ``tokenizers.Tokenizer``.
+        template: the response template; default: the tokenizer's ``response_template``.
+        prefix: the prompt (required; ``""`` or ``[]`` opts out), as text or ids. Ids also prime the
+            decoder, so that the first generated token decodes exactly as it would after the prompt.
+        tools: the request's tools, for tool-argument typing.
+
+    :meth:`feed_tokens` takes ids (one int, a list, a 1-D array or tensor, or a ``[1, n]`` one) and
+    returns events; :meth:`feed` takes text (after all ids fed so far); :meth:`finalize` ends the
+    stream. The events and the message are exactly those of parsing ``tokenizer.decode`` of the whole
+    output (decoded after the prompt when ``prefix`` is ids), however the ids are split.
+    """
+
+    __slots__ = ("decoder", "parser")
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        template: Template | None = None,
+        *,
+        prefix: Any = MISSING,
+        tools: Tools = None,
+    ) -> None:
+        compiled = resolve_template(tokenizer, template)
+        one = _single_prefix(_prefixes(tokenizer, prefix), "a streaming parser")
+        #: The incremental decoder (ids -> exact text).
+        self.decoder = TokenDecoder(tokenizer, prompt_ids=None if isinstance(one, str) else one)
+        #: The text parser the decoded text goes to.
+        self.parser = ResponseParser(compiled, _prefix_text(tokenizer, one), tools=tools)
+
+    @property
+    def initial_events(self) -> list[Event]:
+        """Events produced by reading the prompt (e.g. a ``<think>`` the chat template opened)."""
+        return self.parser.initial_events
+
+    @property
+    def errors(self) -> list[ResponseTemplateError]:
+        """The errors raised so far (the parser keeps working after a ``ParseError``)."""
+        return self.parser.errors
+
+    @property
+    def template(self) -> ResponseTemplate:
+        return self.parser.template
+
+    @property
+    def prefix_length(self) -> int:
+        return self.parser.prefix_length
+
+    @property
+    def anchor_found(self) -> bool:
+        return self.parser.anchor_found
+
+    @property
+    def finalized(self) -> bool:
+        return self.parser.finalized
+
+    def feed_tokens(self, ids: Any) -> list[Event]:
+        """Add generated token ids; return the events they produced (often none: see the decoder)."""
+        if self.parser.finalized:
+            raise ParserStateError("feed_tokens() after finalize(): one parser follows one generation")
+        text = self.decoder.step(_one_row(ids))
+        return self.parser.feed(text) if text else []
+
+    def feed(self, text: str | bytes) -> list[Event]:
+        """Add text (``str`` or UTF-8 ``bytes``) that follows everything fed so far."""
+        if self.decoder.pending:
+            raise ResponseTemplateError(
+                f"feed() got text while {self.decoder.pending} token id(s) are still being decoded (part of "
+                "a character or a run of byte tokens): feed the remaining ids with feed_tokens() first"
+            )
+        held = self.decoder._release()
+        if not held:
+            return self.parser.feed(text)
+        events = self.parser.feed(held)
+        return events + self.parser.feed(text)
+
+    def finalize(self) -> tuple[dict[str, Any], list[Event]]:
+        """End the stream: decode what the decoder still holds, then finalize the parser.
+
+        Returns ``(message, final_events)``. A ``ParseError`` raised while reading the decoder's last
+        text is raised after the parser is finalized, with all of this call's events and the message
+        (``error.partial_message``), so that nothing is lost.
+        """
+        if self.parser.finalized:
+            return self.parser.finalize()  # raises ParserStateError
+        tail = self.decoder.flush()
+        events: list[Event] = []
+        failed: ParseError | None = None
+        if tail:
+            try:
+                events = self.parser.feed(tail)
+            except ParseError as exc:
+                failed = exc
+                events = list(exc.events or [])
+        try:
+            message, final_events = self.parser.finalize()
+        except ResponseTemplateError as exc:
+            exc.events = events + list(exc.events or [])
+            raise
+        events += final_events
+        if failed is not None:
+            failed.events = events
+            failed.partial_message = message
+            raise failed
+        return message, events
+
+
+def _one_row(ids: Any) -> Any:
+    """Accept ``[1, n]`` shaped ids (what generate() hands a streamer) as one sequence."""
+    shape = getattr(ids, "shape", None)
+    if shape is not None and len(shape) == 2:
+        if shape[0] != 1:
+            raise ResponseTemplateError(
+                f"a streaming parser follows one sequence, got ids of shape {tuple(shape)}"
+            )
+        return ids[0]
+    if isinstance(ids, (list, tuple)) and len(ids) == 1 and isinstance(ids[0], (list, tuple)):
+        return ids[0]
+    return ids
+
+
+def get_response_parser(
+    tokenizer: Any,
+    *,
+    prefix: Any = MISSING,
+    tools: Tools = None,
+    template: Template | None = None,
+) -> TokenResponseParser:
+    """A streaming parser for one generation: feed it token ids (or text) as they come.
+
+    ``prefix`` (required; ``""`` or ``[]`` opts out) is the prompt as text or ids (one sequence; a
+    ``[1, n]`` array is fine); ``template`` defaults to the tokenizer's ``response_template``. See
+    :class:`TokenResponseParser`.
+    """
+    return TokenResponseParser(tokenizer, template, prefix=prefix, tools=tools)

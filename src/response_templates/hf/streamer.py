@@ -1,0 +1,242 @@
+"""``model.generate(..., streamer=s)`` as an iterator of parser events.
+
+:class:`ResponseStreamer` implements the two methods ``generate`` calls on a streamer (``put`` and
+``end``, the protocol of transformers' ``BaseStreamer``). ``generate`` runs in one thread and the
+application iterates the streamer in another, as with ``TextIteratorStreamer``; but instead of text
+pieces cut at spaces, the iterator yields the parser's events (``region_open``, ``region_chunk``,
+``region_close``), decoded exactly from the token ids, and the final message is on the streamer when
+the iteration ends.
+
+The first ``put`` carries the prompt: it is not parsed as output, but it is the parser's ``prefix`` and
+primes the decoder. Errors reach the iterating thread: a :class:`~response_templates.ParseError` (say,
+a tool call that is not JSON) is raised by the iterator at the point where it happened, and iterating
+again goes on with the rest of the generation; any other error in ``put``/``end`` (or in ``generate``
+itself, when started with :meth:`ResponseStreamer.run`) is raised by the iterator and ends it.
+
+>>> import numpy as np
+>>> from tokenizers import Tokenizer, decoders, models
+>>> words = ["<|im_start|>", "assistant", "\\n", "<think>", "Hmm", "</think>", "Hi!", "<|im_end|>"]
+>>> tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="Hi!"))
+>>> tok.decoder = decoders.Fuse()
+>>> template = {"start_anchor": "<|im_start|>assistant\\n",
+...             "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"},
+...                        "content": {"close": "<|im_end|>"}}}
+>>> class FakeModel:  # what generate() does with a streamer
+...     def generate(self, input_ids, streamer, new_ids):
+...         streamer.put(input_ids)
+...         for i in new_ids:
+...             streamer.put(np.array([i]))
+...         streamer.end()
+>>> streamer = ResponseStreamer(tok, template, timeout=10)
+>>> thread = streamer.run(FakeModel().generate, np.array([[0, 1, 2]]), new_ids=[3, 4, 5, 6, 7])
+>>> [e["type"] for e in streamer if e["field"] == "reasoning_content"]
+['region_open', 'region_chunk', 'region_close']
+>>> streamer.message
+{'reasoning_content': 'Hmm', 'content': 'Hi!'}
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import ParseError, ParserStateError, ResponseTemplateError
+from ..parser import ResponseParser
+from ..templates import ResponseTemplate
+from .config import resolve_template
+from .parsing import Template, TokenResponseParser, Tools, _one_row
+
+__all__ = ["ResponseStreamer", "StreamTimeout"]
+
+Event = dict[str, Any]
+
+
+class StreamTimeout(queue.Empty, TimeoutError):
+    """No event arrived within the streamer's ``timeout``.
+
+    A :class:`queue.Empty` (what ``TextIteratorStreamer`` raises) and a :class:`TimeoutError`. The stream
+    is not closed: iterate again to keep waiting.
+    """
+
+
+class _Raise:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+_END = object()
+
+
+class ResponseStreamer:
+    """A ``generate()`` streamer that yields parser events to another thread.
+
+    Args:
+        tokenizer: the tokenizer of the model (any transformers version, or a ``tokenizers.Tokenizer``).
+        template: the response template; default: the tokenizer's ``response_template``.
+        tools: the request's tools, for tool-argument typing.
+        timeout: seconds the iterator waits for the next event before raising :class:`StreamTimeout`
+            (``None``: forever). Always set one when ``generate`` runs in a plain thread: if it dies
+            outside the streamer, nothing else would wake the iterator up (:meth:`run` does).
+
+    Use::
+
+        streamer = ResponseStreamer(tokenizer, timeout=60)
+        streamer.run(model.generate, input_ids=prompt_ids, max_new_tokens=512)  # a daemon thread
+        for event in streamer:
+            render(event)
+        message = streamer.message
+
+    One streamer follows one ``generate`` call with a single sequence (batch size 1).
+    """
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        template: Template | None = None,
+        *,
+        tools: Tools = None,
+        timeout: float | None = None,
+    ) -> None:
+        self._tokenizer = tokenizer
+        self._template: ResponseTemplate = resolve_template(tokenizer, template)
+        if tools:
+            ResponseParser(self._template, "", tools=tools)  # bad tools fail here, not in generate()
+        self._tools = tools
+        #: Seconds the iterator waits for an event (``None``: no limit).
+        self.timeout = timeout
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._parser: TokenResponseParser | None = None
+        self._state = "new"  # new -> streaming -> ended, or failed
+        self._done = False
+        #: The final message, once the iteration has ended (``None`` if finalizing failed; a
+        #: ``ParseError`` raised by finalize carries what could be built as ``partial_message``).
+        self.message: dict[str, Any] | None = None
+        #: What the function started by :meth:`run` returned (e.g. generate()'s output ids).
+        self.result: Any = None
+
+    @property
+    def parser(self) -> TokenResponseParser | None:
+        """The token parser, created at the first ``put`` (the prompt)."""
+        return self._parser
+
+    # -- the BaseStreamer protocol (called by generate, in its thread) --------------------------------
+
+    def put(self, value: Any) -> None:
+        """Receive token ids from ``generate``: the prompt first, then the new tokens."""
+        if self._state == "failed":
+            return
+        if self._state == "ended":
+            raise ParserStateError("put() after end(): one ResponseStreamer follows one generate() call")
+        parser = self._parser
+        if parser is None:
+            try:
+                self._parser = TokenResponseParser(
+                    self._tokenizer, self._template, prefix=_prompt(value), tools=self._tools
+                )
+            except BaseException as exc:
+                self._fail(exc)
+                raise
+            self._state = "streaming"
+            self._emit(self._parser.initial_events)
+            return
+        try:
+            events = parser.feed_tokens(value)
+        except ParseError as exc:  # the parser keeps working: deliver the error in sequence, go on
+            self._emit(exc.events or [])
+            self._queue.put(_Raise(exc))
+            return
+        except BaseException as exc:
+            self._fail(exc)
+            raise
+        self._emit(events)
+
+    def end(self) -> None:
+        """Generation is over: finalize the parser and close the iteration."""
+        if self._state == "failed":
+            return
+        if self._state == "ended":
+            raise ParserStateError("end() called twice: one ResponseStreamer follows one generate() call")
+        try:
+            if self._parser is None:  # generate() never sent a prompt
+                self._parser = TokenResponseParser(
+                    self._tokenizer, self._template, prefix="", tools=self._tools
+                )
+                self._emit(self._parser.initial_events)
+            message, events = self._parser.finalize()
+        except ResponseTemplateError as exc:
+            self._state = "ended"
+            self._emit(exc.events or [])
+            self._queue.put(_Raise(exc))
+            self._queue.put(_END)
+            return
+        except BaseException as exc:
+            self._fail(exc)
+            raise
+        self._state = "ended"
+        self._emit(events)
+        self.message = message
+        self._queue.put(_END)
+
+    # -- the consuming side --------------------------------------------------------------------------
+
+    def __iter__(self) -> ResponseStreamer:
+        return self
+
+    def __next__(self) -> Event:
+        if self._done:
+            raise StopIteration
+        try:
+            item = self._queue.get(timeout=self.timeout)
+        except queue.Empty:
+            raise StreamTimeout(
+                f"no event from generate() within {self.timeout} s (iterate again to keep waiting)"
+            ) from None
+        if item is _END:
+            self._done = True
+            raise StopIteration
+        if type(item) is _Raise:
+            raise item.error  # a fatal error is followed by the end marker: the next call stops
+        return item
+
+    def run(self, generate: Callable[..., Any], /, *args: Any, **kwargs: Any) -> threading.Thread:
+        """Call ``generate(*args, streamer=self, **kwargs)`` in a daemon thread and return the thread.
+
+        Whatever it raises comes out of the iterator instead of being lost in the thread; what it
+        returns is kept in :attr:`result`.
+        """
+        kwargs.setdefault("streamer", self)
+
+        def target() -> None:
+            try:
+                self.result = generate(*args, **kwargs)
+            except BaseException as exc:
+                if self._state in ("new", "streaming"):
+                    self._fail(exc)
+
+        thread = threading.Thread(target=target, name="response-templates-generate", daemon=True)
+        thread.start()
+        return thread
+
+    # -- internals -----------------------------------------------------------------------------------
+
+    def _emit(self, events: list[Event]) -> None:
+        put = self._queue.put
+        for event in events:
+            put(event)
+
+    def _fail(self, exc: BaseException) -> None:
+        if self._state in ("failed", "ended"):
+            return
+        self._state = "failed"
+        self._queue.put(_Raise(exc))
+        self._queue.put(_END)
+
+
+def _prompt(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        value = value.get("input_ids")
+    return _one_row(value)
