@@ -44,6 +44,7 @@ from typing import Any
 
 import response_templates as rt
 from response_templates import library
+from response_templates.verify import json_type
 
 DATA = Path(__file__).resolve().parent / "data"
 SAMPLES_FILE = DATA / "model_output_samples.jsonl"
@@ -121,20 +122,6 @@ def prefix_for(sample: Mapping[str, Any], fam: library.Family) -> tuple[str, str
     return fam.generation_prompt, "plain"
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if value is None:
-        return "null"
-    return "array" if isinstance(value, list) else "object"
-
-
 def tools_for(sample: Mapping[str, Any], table: Mapping[str, Any]) -> tuple[list[Any] | None, bool]:
     """``(tools, inferred)`` for a sample (see the module docstring)."""
     names = sample["context"].get("tools")
@@ -151,7 +138,7 @@ def tools_for(sample: Mapping[str, Any], table: Mapping[str, Any]) -> tuple[list
         args = fn.get("arguments") or {}
         mine = props.setdefault(fn["name"], {})
         for key, value in args.items():
-            mine[key] = {"type": _json_type(value)}
+            mine[key] = {"type": json_type(value)}
     inferred = [
         {"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": p}}}
         for n, p in props.items()

@@ -140,7 +140,12 @@ def default_cases(*, reasoning: bool = True, tool_calls: bool = True, max_parall
     return out
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON-schema type name of a JSON value (``"integer"`` for ``3``, ``"object"`` for a dict).
+
+    >>> [json_type(v) for v in (True, 3, 1.5, "x", None, [], {})]
+    ['boolean', 'integer', 'number', 'string', 'null', 'array', 'object']
+    """
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):
@@ -157,7 +162,7 @@ def _json_type(value: Any) -> str:
 
 
 def _schema(value: Any) -> dict[str, Any]:
-    kind = _json_type(value)
+    kind = json_type(value)
     if kind == "null":
         # "nullable" rather than a type list: several published templates recurse forever on type lists.
         return {"type": "string", "nullable": True, "description": "A nullable value."}
@@ -166,7 +171,7 @@ def _schema(value: Any) -> dict[str, Any]:
         schema["items"] = _schema(value[0]) if value else {"type": "string"}
     elif kind == "object":
         first = next(iter(value.values()), "")
-        schema["additionalProperties"] = {"type": _json_type(first)}
+        schema["additionalProperties"] = {"type": json_type(first)}
     return schema
 
 
