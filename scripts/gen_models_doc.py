@@ -176,8 +176,9 @@ def generate() -> str:
         "Samples: passed / applicable recorded outputs of the family, judged by SPEC; *by policy*: equal once "
         "the source's policy of keeping reasoning inline is undone (see [Recorded outputs](#recorded-outputs)). "
         "Round trip: passed / run cases over the family's chat templates "
-        "(see [Round trip](#round-trip)). Extensions: needed for any template (**bold**) or for the corner "
-        "cases an approximate template does not read.",
+        "(see [Round trip](#round-trip)). Extensions: needed for any template (**bold**), for the corner "
+        "cases an approximate template does not read, or *uses*: implemented extensions the template declares "
+        "(see [extensions.md](extensions.md)).",
         "",
         "| family | models | reasoning | tool calls | parallel | samples | round trip | status | extensions |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -189,7 +190,14 @@ def generate() -> str:
         passed, by_policy, total = per_family.get(fam.name, (0, 0, 0))
         samples = (f"{passed}/{total}" + (f" ({by_policy} by policy)" if by_policy else "")) if total else "–"
         parallel = {True: "yes", False: "no", None: "–"}[fam.parallel_calls]
-        ext = ", ".join([f"**{e}**" for e in fam.needs] + [e for e in fam.would_use]) or "–"
+        ext = (
+            ", ".join(
+                [f"**{e}**" for e in fam.needs]
+                + [e for e in fam.would_use]
+                + [f"uses {e}" for e in fam.resolved().uses]
+            )
+            or "–"
+        )
         lines.append(
             f"| [{fam.name}](#{fam.name.replace('.', '')}) | {models or '–'} | {md(fam.reasoning) or '–'} | "
             f"{md(fam.tool_calls) or '–'} | {parallel} | {samples} | {rt_status(trips.get(fam.name, []))} | "

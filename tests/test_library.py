@@ -29,7 +29,7 @@ def test_one_json_file_per_family_with_the_documented_keys() -> None:
     allowed = {
         "name", "title", "formats_md", "status", "aliases", "models", "chat_templates", "fingerprints", "markers",
         "needs", "would_use", "reasoning", "tool_calls", "parallel_calls", "generation_prompt", "variants", "notes",
-        "sample_families", "same_format_as", "round_trip", "template",
+        "sample_families", "same_format_as", "round_trip", "template", "uses",
     }  # fmt: skip
     for fam in FAMILIES:
         assert set(fam.to_dict()) <= allowed, fam.name
@@ -54,7 +54,9 @@ def test_family_is_consistent(fam: library.Family) -> None:
         assert fam.has_template, fam.name
         template = fam.template()
         assert template.defaults() == {"role": "assistant"}
-        assert set(template.by_name) <= {"reasoning_content", "content", "tool_calls", "builtin_tool_call"}
+        own = {f.name for f in template.fields if f.into is None}
+        assert own <= {"reasoning_content", "content", "tool_calls", "builtin_tool_call"}
+        assert {f.into for f in template.fields if f.into is not None} <= {"tool_calls"}
     if fam.status == "partial":
         assert fam.needs and any("PARTIAL" in note for note in fam.notes)
     for variant in fam.variants:
@@ -90,7 +92,8 @@ def test_names_and_aliases_are_unique_and_resolve() -> None:
 def test_names_lists_families_with_templates() -> None:
     names = rt.templates.names()
     assert names == sorted(names)
-    assert "qwen3" in names and "gpt-oss" in names and "apertus" not in names
+    assert "qwen3" in names and "gpt-oss" in names and "minimax-m1" not in names
+    assert "apertus" in names  # supported through a declared extension
     assert set(rt.templates.names(include_unsupported=True)) == {f.name for f in FAMILIES}
 
 
@@ -112,9 +115,9 @@ def test_get_unknown_name_lists_near_matches() -> None:
 
 
 def test_get_family_that_needs_an_extension() -> None:
-    with pytest.raises(library.ExtensionRequiredError, match="E1") as info:
-        rt.templates.get("olmo-3")
-    assert info.value.family.name == "olmo-3"
+    with pytest.raises(library.ExtensionRequiredError, match="E3") as info:
+        rt.templates.get("minimax-m1")
+    assert info.value.family.name == "minimax-m1"
 
 
 @pytest.mark.parametrize(
@@ -157,7 +160,9 @@ def test_for_unknown_model_lists_near_matches() -> None:
 
 def test_for_model_of_a_family_that_needs_an_extension() -> None:
     with pytest.raises(library.ExtensionRequiredError):
-        rt.templates.for_model("meta-llama/Llama-4-Scout-17B-16E-Instruct")
+        rt.templates.for_model("MiniMaxAI/MiniMax-M1-80k")
+    # Llama 4 is read through the python-calls extension now.
+    assert rt.templates.for_model("meta-llama/Llama-4-Scout-17B-16E-Instruct") is rt.templates.get("pythonic")
 
 
 # ----------------------------------------------------------------------------------------- detection
@@ -292,3 +297,14 @@ def _call(name: str, **arguments: object) -> dict[str, object]:
 def test_documented_examples(family: str, prefix: str, raw: str, expected: dict[str, object]) -> None:
     message = rt.parse_response(raw, rt.templates.get(family), prefix=prefix)
     assert message == {"role": "assistant", **expected}
+
+
+def test_uses_lists_exactly_the_declared_extensions() -> None:
+    by_number = {"E1": "python-calls", "E2": "item-transform", "E8": "into"}
+    for fam in FAMILIES:
+        if fam.template_data is None:
+            assert not fam.uses, fam.name
+            continue
+        declared = set(fam.template_data.get("extensions", ()))
+        assert {by_number[e] for e in fam.uses} == declared, fam.name
+        assert not set(fam.uses) & set(fam.needs), fam.name

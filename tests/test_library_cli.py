@@ -38,7 +38,8 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "list", "--all", "--json")
     records = [json.loads(line) for line in out.splitlines()]
     assert {r["name"] for r in records} == set(rt.templates.names(include_unsupported=True))
-    assert next(r for r in records if r["name"] == "apertus")["needs"] == ["E2"]
+    assert next(r for r in records if r["name"] == "minimax-m1")["needs"] == ["E3"]
+    assert next(r for r in records if r["name"] == "apertus")["needs"] == []
 
 
 def test_show(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -67,7 +68,9 @@ def test_detect(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         "matched_by": "fingerprint",
     }  # fmt: skip
     code, out, err = run(capsys, "detect", CHAT_TEMPLATES / "Apertus-8B-Instruct.jinja")
-    assert code == 0 and out.startswith("apertus") and "needs E2" in err
+    assert code == 0 and out.startswith("apertus") and "needs" not in err
+    code, out, err = run(capsys, "detect", CHAT_TEMPLATES / "microsoft-Phi-3.5-mini-instruct.jinja")
+    assert code == 0 and out.startswith("generic-json") and "needs E7" in err
     unknown = tmp_path / "unknown.jinja"
     unknown.write_text("{{ messages[0].content }}", encoding="utf-8")
     code, out, err = run(capsys, "detect", unknown)
@@ -146,7 +149,7 @@ def test_parse_with_a_model_id(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert code == 0
     code, _, err = run(capsys, "parse", "--model", "acme/unknown-7b", "--no-prefix", output)
     assert code == 2 and "unknown model" in err and "list" in err
-    code, _, err = run(capsys, "parse", "--model", "allenai/Olmo-3-7B-Think", "--no-prefix", output)
-    assert code == 2 and "E1" in err
+    code, _, err = run(capsys, "parse", "--model", "MiniMaxAI/MiniMax-M1-80k", "--no-prefix", output)
+    assert code == 2 and "E3" in err
     code, _, err = run(capsys, "parse", "--no-prefix", output)
     assert code == 2 and "--template" in err and "--model" in err

@@ -8,6 +8,9 @@ One place for the accumulation rules, independent of scanning:
   order; values that are not strings are an error naming the field **[ours]**.
 * the implicit field: all its segments concatenated in order and parsed once **[ours]**, so text before
   and after a tool call both survive.
+* ``into`` (extension): a field's values go to another output key, a list, in stream order (region close
+  order); a field with ``repeats`` adds one item per match, a field without adds the items of its value,
+  which must be a list.
 * ``defaults`` are copied into every message and always kept; other keys are dropped when empty (None,
   "", [] or {}); then fields with ``optional: false`` must be present **[ours: checked after dropping]**.
 """
@@ -44,6 +47,19 @@ class MessageAssembler:
 
     def add(self, field: FieldSpec, value: Any, raw: str, offset: int, prefix_length: int) -> None:
         """Record the value of one closed explicit region (raises ParseError if it cannot combine)."""
+        if field.into is not None:
+            target = self._values.setdefault(field.into, [])
+            if field.repeats:
+                target.append(value)
+            elif isinstance(value, list):
+                target.extend(value)
+            else:
+                why = (
+                    f"feeds 'into' {field.into!r} without 'repeats', so its value must be a list whose items "
+                    f"are added, got {type(value).__name__} (set 'repeats': true to add it as one item)"
+                )
+                raise ParseError(why, field=field.name, raw=raw, offset=offset, prefix_length=prefix_length)
+            return
         values = self._values.get(field.name)
         if field.join is not None:
             if not isinstance(value, str):
@@ -80,8 +96,10 @@ class MessageAssembler:
         t = self._template
         message = t.defaults()
         for name, values in self._values.items():
-            field = t.by_name[name]
-            if field.implicit:
+            field = t.by_name.get(name)
+            if field is None:  # an output key fed only through 'into'
+                message[name] = values
+            elif field.implicit:
                 raw = "".join(self._implicit_segments)
                 try:
                     value = self._process(field, raw, self._implicit_captures)
@@ -112,7 +130,8 @@ class MessageAssembler:
 
     def _combine(self, message: dict[str, Any], values: Mapping[str, list[Any]]) -> dict[str, Any]:
         for name, items in values.items():
-            message[name] = self._combined(self._template.by_name[name], items)
+            field = self._template.by_name.get(name)
+            message[name] = items if field is None else self._combined(field, items)
         return message
 
     @staticmethod

@@ -20,7 +20,8 @@ Rules (``code``, level):
 * ``greedy-delimiter`` (note) -- a delimiter pattern with an unbounded ``.*``/``.+``: while the stream is
   open the parser holds back everything after a partial match.
 * ``extension`` (note) -- the template uses a template-language extension (E1-E8 of
-  ``docs/design/extensions.md``); seed implementations reject it.
+  ``docs/design/extensions.md``, implemented ones in ``docs/extensions.md``): declared extensions, their
+  content parsers and keys, and item transforms; seed implementations reject such templates.
 * ``load-error`` (error) -- the template does not load; the message is the loader's.
 
 >>> import response_templates as rt
@@ -44,6 +45,7 @@ from typing import Any
 
 from .errors import ResponseTemplateError
 from .templates import ResponseTemplate, load_template
+from .transforms import transform_placeholders
 
 __all__ = ["LEVELS", "Issue", "lint", "regex_constructs"]
 
@@ -293,9 +295,23 @@ def _check_implicit(fields: Mapping[str, Any], data: Mapping[str, Any]) -> Itera
 def _check_extensions(fields: Mapping[str, Any], data: Mapping[str, Any]) -> Iterator[Issue]:
     if "extensions" in data:
         yield Issue("note", "extension", f"declares extensions {data['extensions']!r}", None, "extensions")
+    declared = data.get("extensions") if isinstance(data.get("extensions"), list) else []
     for name, spec in fields.items():
         if not isinstance(spec, Mapping):
             continue
+        if (
+            "item-transform" in declared
+            and spec.get("transform_each") is True
+            and "transform" in spec
+            and _uses_item_variables(spec["transform"])
+        ):
+            yield Issue(
+                "note",
+                "extension",
+                "transform_each binds {key}/{value} of single-key objects: extension E2 (item-transform)",
+                name,
+                "transform",
+            )
         content = spec.get("content")
         if isinstance(content, str):
             parser = content.split()[0] if content.strip() else content
@@ -329,6 +345,13 @@ def _check_extensions(fields: Mapping[str, Any], data: Mapping[str, Any]) -> Ite
                     yield Issue(
                         "note", "extension", f"content_args {key!r} is extension {ext}", name, "content_args"
                     )
+
+
+def _uses_item_variables(transform: Any) -> bool:
+    try:
+        return bool(transform_placeholders(transform) & {"key", "value"})
+    except ResponseTemplateError:
+        return False
 
 
 def lint(template: Mapping[str, Any] | ResponseTemplate | str) -> list[Issue]:

@@ -415,7 +415,7 @@ class ResponseParser:
         value = field.parser.parse(raw, field.content_args)
         if field.has_transform:
             if field.transform_each:
-                value = apply_transform_each(field.transform, value, captures)
+                value = apply_transform_each(field.transform, value, captures, items=field.item_transform)
             else:
                 value = apply_transform(
                     field.transform, {**captures, "content": value}, copy_values=field.transform_copies

@@ -33,6 +33,7 @@ from .transforms import placeholders_repeat, transform_placeholders, validate_tr
 
 __all__ = [
     "DEFAULT_REGEX_TIMEOUT",
+    "EXTENSIONS",
     "FieldSpec",
     "ResponseTemplate",
     "detect",
@@ -48,7 +49,22 @@ DEFAULT_REGEX_TIMEOUT = 1.0
 #: How many characters of already-routed text the parser keeps for lookbehind assertions.
 LOOKBEHIND_WINDOW = 1024
 
-_TOP_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
+_TOP_KEYS = frozenset({"version", "extensions", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
+
+#: The template-language extensions this library implements (docs/extensions.md): name -> what it adds.
+EXTENSIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "python-calls": "the 'python-calls' content parser: tool calls written as Python calls (E1)",
+        "item-transform": "'transform_each' over single-key objects, binding {key} and {value} (E2)",
+        "into": "the field key 'into': a field's values accumulate under another output key (E8)",
+    }
+)
+#: Content parsers that belong to an extension: parser name -> extension to declare.
+_EXTENSION_PARSERS = {"python-calls": "python-calls"}
+#: Field keys that belong to an extension: key -> extension to declare.
+_EXTENSION_FIELD_KEYS = {"into": "into"}
+#: Variables an item transform binds for each single-key object.
+ITEM_VARIABLES = frozenset({"key", "value"})
 _FIELD_KEYS = frozenset(
     {
         "open",
@@ -62,6 +78,7 @@ _FIELD_KEYS = frozenset(
         "content_args",
         "transform",
         "transform_each",
+        "into",
     }
 )
 
@@ -88,6 +105,15 @@ class FieldSpec:
     dirty: bool
     #: Whether the transform substitutes some variable twice (its values must then be copied).
     transform_copies: bool
+    #: ``into`` extension: the output key this field's values accumulate under (None: its own name).
+    into: str | None = None
+    #: ``item-transform`` extension: ``transform_each`` binds ``{key}``/``{value}`` of single-key objects.
+    item_transform: bool = False
+
+    @property
+    def output_key(self) -> str:
+        """The key of the output message this field's values go to."""
+        return self.into if self.into is not None else self.name
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,6 +130,8 @@ class ResponseTemplate:
     defaults_json: str
     defaults_keys: frozenset[str]
     start_anchor: Delimiter
+    #: The extensions the template declares (``"extensions"``), in declaration order.
+    extensions: tuple[str, ...]
     regex_timeout: float
     lookbehind_window: int
     # Watch sets: what the scanner looks for outside explicit regions, and inside each explicit region.
@@ -163,7 +191,33 @@ def _delimiter(spec: Mapping[str, Any], name: str, kind: str) -> Delimiter | Non
     return None
 
 
-def _compile_field(name: Any, spec: Any) -> FieldSpec:
+def _extensions(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    raw = spec.get("extensions", [])
+    if not isinstance(raw, list) or not all(isinstance(e, str) for e in raw):
+        raise TemplateError(
+            f"must be a list of extension names, got {raw!r}; known: {sorted(EXTENSIONS)}", key="extensions"
+        )
+    for name in raw:
+        if name not in EXTENSIONS:
+            raise TemplateError(
+                f"unknown extension {name!r}; this library implements {sorted(EXTENSIONS)}", key="extensions"
+            )
+    duplicates = sorted({e for e in raw if raw.count(e) > 1})
+    if duplicates:
+        raise TemplateError(f"extension(s) {duplicates} declared more than once", key="extensions")
+    return tuple(raw)
+
+
+def _undeclared(extension: str, what: str, field: str, key: str) -> TemplateError:
+    return TemplateError(
+        f"{what} belongs to the extension {extension!r}; declare it at the top level: "
+        f'"extensions": ["{extension}"] (see docs/extensions.md)',
+        field=field,
+        key=key,
+    )
+
+
+def _compile_field(name: Any, spec: Any, extensions: tuple[str, ...] = ()) -> FieldSpec:
     if not isinstance(name, str) or not name:
         raise TemplateError(f"field names must be non-empty strings, got {name!r}", key="fields")
     if not isinstance(spec, Mapping):
@@ -184,9 +238,15 @@ def _compile_field(name: Any, spec: Any) -> FieldSpec:
             raise TemplateError(f"must be a string, got {type(join).__name__}", field=name, key="join")
         if not repeats:
             raise TemplateError("'join' needs 'repeats': true", field=name, key="join")
+    for key, extension in _EXTENSION_FIELD_KEYS.items():
+        if key in spec and extension not in extensions:
+            raise _undeclared(extension, f"the key {key!r}", name, key)
     content = spec.get("content", "text")
     if not isinstance(content, str):
         raise TemplateError(f"must be a parser name, got {content!r}", field=name, key="content")
+    needs = _EXTENSION_PARSERS.get(content)
+    if needs is not None and needs not in extensions:
+        raise _undeclared(needs, f"the content parser {content!r}", name, "content")
     parser = get_content_parser(content, name)
     content_args = parser.validate(spec.get("content_args", {}), name)
     has_transform = "transform" in spec
@@ -196,8 +256,23 @@ def _compile_field(name: Any, spec: Any) -> FieldSpec:
     groups = (open_d.group_names if open_d else frozenset()) | (
         close_d.group_names if close_d else frozenset()
     )
+    item_transform = False
     if has_transform:
         validate_transform(transform, name)
+        used = transform_placeholders(transform)
+        if transform_each and "item-transform" in extensions and used & ITEM_VARIABLES:
+            # An item transform: each element is a single-key object bound to {key} and {value}.
+            item_transform = True
+            available = ITEM_VARIABLES | groups
+            unknown_vars = sorted(used - available)
+            if unknown_vars:
+                raise TemplateError(
+                    f"placeholder(s) {unknown_vars} can never resolve: an item transform (extension "
+                    f"'item-transform') binds only {{key}}, {{value}} and the pattern captures "
+                    f"{sorted(groups)}",
+                    field=name,
+                    key="transform",
+                )
         if not transform_each:
             available = {"content"} | groups
             unknown_vars = sorted(transform_placeholders(transform) - available)
@@ -228,6 +303,7 @@ def _compile_field(name: Any, spec: Any) -> FieldSpec:
             field=name,
             key="close_pattern",
         )
+    into = _into(spec, name, repeats, optional, open_d is None)
     return FieldSpec(
         name=name,
         open=open_d,
@@ -243,7 +319,65 @@ def _compile_field(name: Any, spec: Any) -> FieldSpec:
         implicit=open_d is None,
         dirty=not parser.streamable,
         transform_copies=has_transform and placeholders_repeat(transform),
+        into=into,
+        item_transform=item_transform,
     )
+
+
+def _into(spec: Mapping[str, Any], name: str, repeats: bool, optional: bool, implicit: bool) -> str | None:
+    """Field-level checks of the ``into`` extension (the target is checked with all the fields)."""
+    if "into" not in spec:
+        return None
+    target = spec["into"]
+    if not isinstance(target, str) or not target:
+        raise TemplateError(f"must be a non-empty output key, got {target!r}", field=name, key="into")
+    if target == name:
+        raise TemplateError("a field cannot feed 'into' itself", field=name, key="into")
+    if implicit:
+        raise TemplateError(
+            "the implicit field cannot use 'into' (its text is parsed once, at the end)",
+            field=name,
+            key="into",
+        )
+    if "join" in spec:
+        raise TemplateError("'into' cannot be combined with 'join'", field=name, key="into")
+    if not optional:
+        raise TemplateError(
+            "'optional': false cannot be combined with 'into' (the field has no output key of its own)",
+            field=name,
+            key="optional",
+        )
+    return target
+
+
+def _check_into(fields: tuple[FieldSpec, ...], defaults: Mapping[str, Any]) -> None:
+    by_name = {f.name: f for f in fields}
+    for f in fields:
+        if f.into is None:
+            continue
+        target = by_name.get(f.into)
+        if target is None:
+            if f.into in defaults:
+                raise TemplateError(
+                    f"output key {f.into!r} is a 'defaults' key; 'into' may name a field with 'repeats' or a "
+                    "key that no field and no default uses",
+                    field=f.name,
+                    key="into",
+                )
+            continue
+        if target.into is not None:
+            raise TemplateError(
+                f"field {f.into!r} itself feeds 'into' {target.into!r}; name the final output key",
+                field=f.name,
+                key="into",
+            )
+        if not target.repeats or target.join is not None:
+            raise TemplateError(
+                f"the target field {f.into!r} must have 'repeats': true and no 'join' (its value is the list "
+                "the fields feeding it add to)",
+                field=f.name,
+                key="into",
+            )
 
 
 def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
@@ -267,7 +401,9 @@ def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
     raw_fields = spec.get("fields")
     if not isinstance(raw_fields, Mapping) or not raw_fields:
         raise TemplateError("must be a non-empty object of field specs", key="fields")
-    fields = tuple(_compile_field(name, fspec) for name, fspec in raw_fields.items())
+    extensions = _extensions(spec)
+    fields = tuple(_compile_field(name, fspec, extensions) for name, fspec in raw_fields.items())
+    _check_into(fields, defaults)
     implicit = [f for f in fields if f.implicit]
     if len(implicit) > 1:
         raise TemplateError(
@@ -312,6 +448,7 @@ def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
         defaults_json=defaults_json,
         defaults_keys=frozenset(defaults),
         start_anchor=anchor,
+        extensions=extensions,
         regex_timeout=float(regex_timeout),
         lookbehind_window=LOOKBEHIND_WINDOW if lookbehind else 1,
         outside=WatchSet.build(outside),

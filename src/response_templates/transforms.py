@@ -243,11 +243,19 @@ def apply_transform(transform: Any, variables: Mapping[str, Any], *, copy_values
         ) from None
 
 
-def apply_transform_each(transform: Any, value: Any, captures: Mapping[str, Any]) -> list[Any]:
+def apply_transform_each(
+    transform: Any, value: Any, captures: Mapping[str, Any], *, items: bool = False
+) -> list[Any]:
     """Apply ``transform`` to each element of ``value``, a list of dicts.
 
     Each element's keys, on top of ``captures`` (an element key wins over a capture of the same name), are
     the variables. Raises ``ContentError`` if ``value`` is not a list of dicts or a path does not resolve.
+
+    With ``items`` (the ``item-transform`` extension) each element must be an object with exactly one key;
+    the variables are ``captures`` plus ``key`` (that key) and ``value`` (its value):
+
+    >>> apply_transform_each({"name": "{key}", "arguments": "{value}"}, [{"f": {"a": 1}}], {}, items=True)
+    [{'name': 'f', 'arguments': {'a': 1}}]
     """
     if not isinstance(value, list):
         raise ContentError(
@@ -259,8 +267,18 @@ def apply_transform_each(transform: Any, value: Any, captures: Mapping[str, Any]
             raise ContentError(
                 f"transform_each needs a list of objects, but element {index} is {type(item).__name__}"
             )
+        if items:
+            if len(item) != 1:
+                raise ContentError(
+                    f"item-transform needs objects with exactly one key (the name), but element {index} has "
+                    f"{len(item)} keys: {_describe_keys(item)}"
+                )
+            ((key, inner),) = item.items()
+            variables = {**captures, "key": key, "value": inner}
+        else:
+            variables = {**captures, **item}
         try:
-            out.append(apply_transform(transform, {**captures, **item}))
+            out.append(apply_transform(transform, variables))
         except ContentError as exc:
             raise ContentError(f"transform_each element {index}: {exc}") from exc
     return out

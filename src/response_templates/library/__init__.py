@@ -12,8 +12,10 @@ and notes on what the template language can and cannot express for it.
 'qwen3'
 >>> library.get("qwen3") is library.get("hermes")
 True
->>> library.family("apertus").status
+>>> library.family("minimax-m1").status
 'needs-extension'
+>>> library.family("apertus").uses  # supported through a declared extension (docs/extensions.md)
+('E2',)
 
 The usual entry points are the thin functions re-exported from :mod:`response_templates.templates`
 (``rt.templates.names()``, ``get``, ``for_model``, ``detect``).
@@ -133,6 +135,8 @@ class Family:
     needs: tuple[str, ...]
     #: Extensions that would make the template lossless in corner cases it handles only approximately.
     would_use: tuple[str, ...]
+    #: Implemented extensions (E1-E8) the family's template uses (declared in its ``extensions``).
+    uses: tuple[str, ...]
     reasoning: str
     tool_calls: str
     parallel_calls: bool | None
@@ -243,6 +247,7 @@ def _family(data: Mapping[str, Any]) -> Family:
         status=data["status"],
         needs=tuple(data.get("needs", ())),
         would_use=tuple(data.get("would_use", ())),
+        uses=tuple(data.get("uses", ())),
         reasoning=data.get("reasoning", ""),
         tool_calls=data.get("tool_calls", ""),
         parallel_calls=data.get("parallel_calls"),

@@ -1,0 +1,481 @@
+"""Template-language extensions (docs/extensions.md): the declaration, python-calls, into, item-transform."""
+
+from __future__ import annotations
+
+import itertools
+import keyword
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import response_templates as rt
+from response_templates import library
+from response_templates.content import MAX_PYTHON_DEPTH, parse_content
+from response_templates.errors import ContentError, TemplateError
+
+CALL = {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}
+
+
+def template(fields: dict[str, Any], extensions: list[str] | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {"start_anchor": "<|assistant|>", "fields": fields}
+    if extensions is not None:
+        data["extensions"] = extensions
+    return data
+
+
+def py_field(**extra: Any) -> dict[str, Any]:
+    return {
+        "open": "<py>",
+        "close": "</py>",
+        "content": "python-calls",
+        "transform_each": True,
+        "transform": CALL,
+        **extra,
+    }
+
+
+# ------------------------------------------------------------------------------------- declaration
+
+
+def test_known_extensions() -> None:
+    assert set(rt.templates.EXTENSIONS) == {"python-calls", "into", "item-transform"}
+
+
+def test_declared_extensions_are_kept_with_version_1() -> None:
+    t = rt.load_template({**template({"c": py_field()}, ["python-calls"]), "version": 1})
+    assert t.extensions == ("python-calls",)
+    assert rt.load_template(template({"content": {}})).extensions == ()
+
+
+@pytest.mark.parametrize(
+    ("extensions", "needle"),
+    [
+        (["json-value-end"], "unknown extension 'json-value-end'"),
+        (["nope"], "unknown extension 'nope'"),
+        ("python-calls", "must be a list"),
+        ([1], "must be a list"),
+        (["into", "into"], "more than once"),
+    ],
+)
+def test_bad_declarations_are_rejected(extensions: Any, needle: str) -> None:
+    with pytest.raises(TemplateError, match=needle) as info:
+        rt.load_template(template({"content": {}}, extensions))
+    assert info.value.key == "extensions"
+
+
+def test_python_calls_without_declaration_names_field_key_and_extension() -> None:
+    with pytest.raises(TemplateError) as info:
+        rt.load_template(template({"calls": py_field()}))
+    err = info.value
+    assert (err.field, err.key) == ("calls", "content")
+    assert "'python-calls'" in str(err) and '"extensions": ["python-calls"]' in str(err)
+
+
+def test_into_without_declaration_names_field_key_and_extension() -> None:
+    fields = {
+        "tool_calls": {"open": "<a>", "close": "</a>", "repeats": True},
+        "b": {"open": "<b>", "into": "tool_calls"},
+    }
+    with pytest.raises(TemplateError) as info:
+        rt.load_template(template(fields))
+    assert (info.value.field, info.value.key) == ("b", "into")
+    assert '"extensions": ["into"]' in str(info.value)
+
+
+def test_a_seed_implementation_key_set_is_unchanged_without_extensions() -> None:
+    # The seed's {key}/{value} element variables keep their seed meaning without the declaration.
+    fields = {
+        "x": {
+            "open": "<x>",
+            "close": "</x>",
+            "content": "json",
+            "transform_each": True,
+            "transform": "{value}",
+        }
+    }
+    msg = rt.parse_response('<x>[{"value": 3}]</x>', template(fields), prefix="")
+    assert msg == {"x": [3]}
+
+
+# ------------------------------------------------------------------------------------ python-calls
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[f(a=1, b='x'), g()]", [("f", {"a": 1, "b": "x"}), ("g", {})]),
+        ("f(a=1)", [("f", {"a": 1})]),
+        ("f(a=1)\n\ng(b=None)\n", [("f", {"a": 1}), ("g", {"b": None})]),
+        ('brave_search.call(query="x")', [("brave_search.call", {"query": "x"})]),
+        (
+            "f(a=True, b=False, c=None, d=-2, e=-1.5, f=+3)",
+            [("f", {"a": True, "b": False, "c": None, "d": -2, "e": -1.5, "f": 3})],
+        ),
+        (r"f(s='a\'b\n\u00e9', t=" + '"""x"""' + ")", [("f", {"s": "a'b\né", "t": "x"})]),
+        ("f(x=[1, (2, 3)], y={'k': [{'z': ()}]})", [("f", {"x": [1, [2, 3]], "y": {"k": [{"z": []}]}})]),
+        ("f(a=true, b=null)", [("f", {"a": True, "b": None})]),
+        ("[\n  f(a=1),\n  g(b=2)\n]", [("f", {"a": 1}), ("g", {"b": 2})]),
+        ("(f(), g())", [("f", {}), ("g", {})]),
+        ("  ", []),
+        ("[]", []),
+        # a raw line break inside a one-line string (chat templates that quote without escaping)
+        ("[run(code='a\n  b', q='back\\slash')]", [("run", {"code": "a\n  b", "q": "back\\slash"})]),
+        ('f(a="x\ny")\ng(b=1)', [("f", {"a": "x\ny"}), ("g", {"b": 1})]),
+    ],
+)
+def test_python_calls_parses(text: str, expected: list[tuple[str, dict[str, Any]]]) -> None:
+    assert parse_content(text, "python-calls") == [{"name": n, "arguments": a} for n, a in expected]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f(1)",  # positional
+        "f(a=x)",  # a bare name is not data
+        "f(a=open('x'))",  # nothing is called
+        "f(a=__import__('os').system('true'))",
+        "f(a=1+2)",
+        "f(a=1j)",
+        "f(a=b'x')",
+        "f(a={1, 2})",
+        "f(a={1: 2})",
+        "f(a=f'{x}')",
+        "f(a=lambda: 1)",
+        "f(**k)",
+        "f(a=1, a=2)",
+        "f(a={**k})",
+        "[f(a=1)",
+        "x",
+        "f()[0]",
+        "(lambda: 1)()",
+        "f(a=1)\nnot a call",
+        "f(a=...)",
+        "f(a=--1)",
+        "f(a=\x00)",
+        "f(a=" + "[" * 5000 + "]" * 5000 + ")",
+        "f(a=" + "-" * 5000 + "1)",
+        "f(a=1" + ")" * 10,
+    ],
+)
+def test_python_calls_rejects(text: str) -> None:
+    with pytest.raises(ContentError):
+        parse_content(text, "python-calls")
+
+
+def test_python_calls_depth_is_bounded() -> None:
+    ok = "f(a=" + "[" * 50 + "]" * 50 + ")"
+    assert parse_content(ok, "python-calls")[0]["name"] == "f"
+    deep = "f(a=" + "[" * (MAX_PYTHON_DEPTH + 5) + "]" * (MAX_PYTHON_DEPTH + 5) + ")"
+    with pytest.raises(ContentError):
+        parse_content(deep, "python-calls")
+
+
+def test_python_calls_takes_no_arguments() -> None:
+    with pytest.raises(TemplateError, match="no arguments"):
+        rt.load_template(template({"c": py_field(content_args={"x": 1})}, ["python-calls"]))
+
+
+def test_python_calls_in_a_template_is_dirty_and_typed_by_tools() -> None:
+    t = template({"tool_calls": py_field(repeats=False), "content": {}}, ["python-calls"])
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "f", "parameters": {"properties": {"n": {"type": "integer"}}}},
+        }
+    ]
+    p = rt.ResponseParser(t, prefix="", tools=tools)
+    events = p.feed("hi <py>[f(n='3')]</py>")
+    message, _ = p.finalize()
+    assert message["tool_calls"] == [{"type": "function", "function": {"name": "f", "arguments": {"n": 3}}}]
+    assert all(e["dirty"] for e in events if e["type"] == "region_chunk" and e["field"] == "tool_calls")
+
+
+_IDENT = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True).filter(
+    lambda s: not keyword.iskeyword(s)
+)
+_SCALAR = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**30), 10**30),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=12),
+)
+_VALUE = st.recursive(
+    _SCALAR,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=10,
+)
+_CALLS = st.lists(
+    st.fixed_dictionaries(
+        {
+            "name": st.lists(_IDENT, min_size=1, max_size=3).map(".".join),
+            "arguments": st.dictionaries(_IDENT, _VALUE, max_size=4),
+        }
+    ),
+    max_size=4,
+)
+
+
+def render(calls: list[dict[str, Any]], style: str) -> str:
+    parts = [f"{c['name']}({', '.join(f'{k}={v!r}' for k, v in c['arguments'].items())})" for c in calls]
+    if style == "lines" and parts:
+        return "\n".join(parts)
+    return "[" + ", ".join(parts) + "]"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_CALLS, st.sampled_from(["list", "lines"]))
+def test_python_calls_round_trip(calls: list[dict[str, Any]], style: str) -> None:
+    assert parse_content(render(calls, style), "python-calls") == calls
+
+
+# -------------------------------------------------------------------------------------------- into
+
+INTO = {
+    "tool_calls": {
+        "open": "<json>",
+        "close": "</json>",
+        "repeats": True,
+        "content": "json",
+        "transform": {"type": "function", "function": "{content}"},
+    },
+    "py_calls": py_field(into="tool_calls"),
+    "content": {},
+}
+
+
+def test_into_accumulates_in_stream_order() -> None:
+    t = template(INTO, ["python-calls", "into"])
+    text = 'a<py>[f(x=1), g()]</py>b<json>{"name": "h", "arguments": {}}</json>c<py>k(y=2)</py>'
+    msg = rt.parse_response(text, t, prefix="")
+    assert [c["function"]["name"] for c in msg["tool_calls"]] == ["f", "g", "h", "k"]
+    assert "py_calls" not in msg and msg["content"] == "abc"
+
+
+def test_into_with_repeats_adds_one_item_per_match() -> None:
+    fields = {
+        "tool_calls": {"open": "<a>", "close": "</a>", "repeats": True},
+        "other": {"open": "<b>", "close": "</b>", "repeats": True, "into": "tool_calls"},
+    }
+    msg = rt.parse_response("<b>1</b><a>2</a><b>3</b>", template(fields, ["into"]), prefix="")
+    assert msg == {"tool_calls": ["1", "2", "3"]}
+
+
+def test_into_a_key_that_is_no_field() -> None:
+    fields = {
+        "a": {"open": "<a>", "close": "</a>", "repeats": True, "into": "items"},
+        "b": {"open": "<b>", "close": "</b>", "repeats": True, "into": "items"},
+    }
+    t = template(fields, ["into"])
+    assert rt.parse_response("<b>1</b><a>2</a>", t, prefix="") == {"items": ["1", "2"]}
+    assert rt.parse_response("nothing", t, prefix="") == {}
+
+
+def test_into_without_repeats_needs_a_list_value() -> None:
+    fields = {
+        "t": {"open": "<a>", "close": "</a>", "repeats": True},
+        "b": {"open": "<b>", "close": "</b>", "into": "t"},
+    }
+    with pytest.raises(rt.ParseError) as info:
+        rt.parse_response("<b>x</b>", template(fields, ["into"]), prefix="")
+    assert info.value.field == "b" and "must be a list" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("fields", "key", "needle"),
+    [
+        ({"t": {"open": "<a>"}, "b": {"open": "<b>", "into": "t"}}, "into", "must have 'repeats'"),
+        (
+            {"t": {"open": "<a>", "repeats": True, "join": ""}, "b": {"open": "<b>", "into": "t"}},
+            "into",
+            "no 'join'",
+        ),
+        ({"b": {"open": "<b>", "into": "b"}}, "into", "itself"),
+        ({"b": {"open": "<b>", "into": ""}}, "into", "non-empty"),
+        ({"b": {"open": "<b>", "into": 3}}, "into", "non-empty"),
+        ({"b": {"into": "x"}}, "into", "implicit"),
+        ({"b": {"open": "<b>", "repeats": True, "join": "", "into": "x"}}, "into", "join"),
+        ({"b": {"open": "<b>", "optional": False, "into": "x"}}, "optional", "optional"),
+        (
+            {"t": {"open": "<a>", "repeats": True, "into": "u"}, "b": {"open": "<b>", "into": "t"}},
+            "into",
+            "name the final output key",
+        ),
+        ({"b": {"open": "<b>", "into": "role"}}, "into", "defaults"),
+    ],
+)
+def test_into_rules(fields: dict[str, Any], key: str, needle: str) -> None:
+    data = template(fields, ["into"])
+    data["defaults"] = {"role": "assistant"}
+    with pytest.raises(TemplateError, match=needle) as info:
+        rt.load_template(data)
+    assert info.value.field == "b" and info.value.key == key
+
+
+def _pieces(text: str, rng: random.Random) -> list[str]:
+    cuts = (
+        sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(0, 8))))
+        if len(text) > 1
+        else []
+    )
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def _run(t: dict[str, Any], pieces: list[str]) -> tuple[Any, list[Any]]:
+    p = rt.ResponseParser(t, prefix="")
+    events = list(p.initial_events)
+    for piece in pieces:
+        events += p.feed(piece)
+    message, final = p.finalize()
+    events += final
+    return message, [(e["type"], e["field"], e.get("value")) for e in events if e["type"] != "region_chunk"]
+
+
+_VOCAB = [
+    "<py>",
+    "</py>",
+    "<json>",
+    "</json>",
+    "f(x=1)",
+    "g()",
+    "[",
+    "]",
+    ", ",
+    '{"name": "h", "arguments": {}}',
+    "hi ",
+    "<",
+    "\n",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_VOCAB), max_size=20), st.integers(0, 2**32 - 1))
+def test_into_chunking_never_changes_the_result(words: list[str], seed: int) -> None:
+    t = template(INTO, ["python-calls", "into"])
+    text = "".join(words)
+    try:
+        whole = _run(t, [text])
+    except rt.ParseError as exc:
+        for pieces in (list(text), _pieces(text, random.Random(seed))):
+            with pytest.raises(rt.ParseError) as again:
+                _run(t, pieces)
+            assert again.value.field == exc.field
+        return
+    assert _run(t, list(text)) == whole
+    assert _run(t, _pieces(text, random.Random(seed))) == whole
+
+
+# ---------------------------------------------------------------------------------- item-transform
+
+APERTUS = {
+    "tool_calls": {
+        "open": "<t>",
+        "close": "</t>",
+        "content": "json",
+        "transform_each": True,
+        "transform": {"type": "function", "function": {"name": "{key}", "arguments": "{value}"}},
+    }
+}
+
+
+def test_item_transform_binds_key_and_value() -> None:
+    t = template(APERTUS, ["item-transform"])
+    msg = rt.parse_response('<t>[{"get_weather": {"city": "Tokyo"}}, {"f": {}}]</t>', t, prefix="")
+    assert msg["tool_calls"] == [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Tokyo"}}},
+        {"type": "function", "function": {"name": "f", "arguments": {}}},
+    ]
+    assert rt.load_template(t).by_name["tool_calls"].item_transform
+
+
+def test_item_transform_needs_single_key_objects() -> None:
+    t = template(APERTUS, ["item-transform"])
+    for bad in ('[{"a": 1, "b": 2}]', "[{}]", "[1]", "{}"):
+        with pytest.raises(rt.ParseError, match=r"transform_each|item-transform"):
+            rt.parse_response(f"<t>{bad}</t>", t, prefix="")
+
+
+def test_item_transform_binds_captures_but_not_element_keys() -> None:
+    fields = {"c": {**APERTUS["tool_calls"], "transform": {"k": "{key}", "n": "{name}"}}}
+    with pytest.raises(TemplateError, match="can never resolve") as info:
+        rt.load_template(template(fields, ["item-transform"]))
+    assert (info.value.field, info.value.key) == ("c", "transform")
+    fields = {
+        "c": {
+            **APERTUS["tool_calls"],
+            "open_pattern": "<t id=(?P<id>\\d+)>",
+            "transform": {"id": "{id}", "name": "{key}"},
+        }
+    }
+    del fields["c"]["open"]
+    msg = rt.parse_response('<t id=7>[{"f": 1}]</t>', template(fields, ["item-transform"]), prefix="")
+    assert msg == {"c": [{"id": "7", "name": "f"}]}
+
+
+def test_item_transform_leaves_ordinary_transform_each_alone() -> None:
+    fields = {
+        "c": {
+            "open": "<t>",
+            "close": "</t>",
+            "content": "json",
+            "transform_each": True,
+            "transform": "{name}",
+        }
+    }
+    t = rt.load_template(template(fields, ["item-transform"]))
+    assert not t.by_name["c"].item_transform
+    assert rt.parse_response('<t>[{"name": "a", "x": 1}]</t>', t, prefix="") == {"c": ["a"]}
+
+
+# ------------------------------------------------------------------------------------ lint, library
+
+
+def test_lint_reports_each_extension_in_use() -> None:
+    data = template(
+        {
+            "tool_calls": {**APERTUS["tool_calls"], "repeats": True},
+            "py": py_field(into="tool_calls"),
+        },
+        ["item-transform", "python-calls", "into"],
+    )
+    issues = [i for i in rt.lint(data) if i.code == "extension"]
+    assert all(i.level == "note" for i in issues)
+    assert {(i.field, i.key) for i in issues} == {
+        (None, "extensions"),
+        ("tool_calls", "transform"),
+        ("py", "content"),
+        ("py", "into"),
+    }
+    assert not [i for i in rt.lint(data) if i.level == "error"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "calls"),
+    [
+        ("pythonic", "[get_weather(city='LA'), f()]", ["get_weather", "f"]),
+        ("pythonic", "<|python_start|>[f(a=1)]<|python_end|>", ["f"]),
+        ("lfm2", "<think>x</think>Hi<|tool_call_start|>[f(a=1), g()]<|tool_call_end|><|im_end|>", ["f", "g"]),
+        ("olmo-3", "<function_calls>f(a=1)\ng(b=[1])</function_calls><|im_end|>", ["f", "g"]),
+        ("apertus", '<|tools_prefix|>[{"f": {"a": 1}}, {"g": {}}]<|tools_suffix|>', ["f", "g"]),
+        (
+            "llama-3.1-builtin",
+            '<|python_tag|>brave_search.call(query="x")<|eom_id|>',
+            ["brave_search.call"],
+        ),
+        ("llama-3.1-builtin", '{"name": "f", "parameters": {"a": 1}}<|eot_id|>', ["f"]),
+    ],
+)
+def test_library_templates_that_use_extensions(name: str, text: str, calls: list[str]) -> None:
+    fam = library.family(name)
+    template_ = fam.template()
+    assert template_.extensions and fam.uses
+    for size in (len(text), 1, 3):
+        p = rt.ResponseParser(template_, prefix=fam.generation_prompt)
+        for start in range(0, len(text), size):
+            p.feed(text[start : start + size])
+        message, _ = p.finalize()
+        assert [c["function"]["name"] for c in message["tool_calls"]] == calls
