@@ -41,7 +41,13 @@ def py_field(**extra: Any) -> dict[str, Any]:
 
 
 def test_known_extensions() -> None:
-    assert set(rt.templates.EXTENSIONS) == {"python-calls", "into", "item-transform"}
+    assert set(rt.templates.EXTENSIONS) == {
+        "python-calls",
+        "into",
+        "item-transform",
+        "xml-values",
+        "json-envelope",
+    }
 
 
 def test_declared_extensions_are_kept_with_version_1() -> None:
@@ -479,3 +485,294 @@ def test_library_templates_that_use_extensions(name: str, text: str, calls: list
             p.feed(text[start : start + size])
         message, _ = p.finalize()
         assert [c["function"]["name"] for c in message["tool_calls"]] == calls
+
+
+# ------------------------------------------------------------------------------------------ xml-values
+
+XML_TAG = r'<p n="(?P<key>[^"]+)"(?: s="(?P<s>\w+)")?>(?P<value><!\[CDATA\[.*?\]\]>|.*?)</p>'
+XML_TYPES = {"true": {"name": "text", "args": {"strip": False}}, "false": {"name": "json"}}
+
+
+def xml_field(**args: Any) -> dict[str, Any]:
+    return {
+        "open": "<f>",
+        "close": "</f>",
+        "content": "xml-inline",
+        "content_args": {"tag_pattern": XML_TAG, **args},
+    }
+
+
+def test_xml_values_types_unescapes_and_unwraps() -> None:
+    t = template(
+        {"c": xml_field(type_group="s", type_parsers=XML_TYPES, unescape=True, cdata=True)}, ["xml-values"]
+    )
+    text = (
+        '<f><p n="a" s="false">12</p><p n="b" s="true"> 12</p><p n="c">x &amp; &quot;y&quot;</p>'
+        '<p n="d"><![CDATA[a</p>&amp;]]></p><p n="e" s="other">[1]</p></f>'
+    )
+    assert rt.parse_response(text, t, prefix="") == {
+        "c": {"a": 12, "b": " 12", "c": 'x & "y"', "d": "a</p>&amp;", "e": "[1]"}
+    }
+
+
+def test_xml_values_falls_back_to_value_parser() -> None:
+    t = template(
+        {"c": xml_field(type_group="s", type_parsers=XML_TYPES, value_parser={"name": "int"})}, ["xml-values"]
+    )
+    assert rt.parse_response('<f><p n="a">7</p><p n="b" s="true">7</p></f>', t, prefix="") == {
+        "c": {"a": 7, "b": "7"}
+    }
+
+
+def test_xml_values_typed_value_error_names_the_key() -> None:
+    t = template({"c": xml_field(type_group="s", type_parsers=XML_TYPES)}, ["xml-values"])
+    with pytest.raises(rt.ParseError, match="'a'"):
+        rt.parse_response('<f><p n="a" s="false">{bad</p></f>', t, prefix="")
+
+
+@pytest.mark.parametrize(
+    "arg", [{"unescape": True}, {"cdata": True}, {"type_group": "s", "type_parsers": XML_TYPES}]
+)
+def test_xml_values_without_declaration_names_field_key_and_extension(arg: dict[str, Any]) -> None:
+    with pytest.raises(TemplateError) as info:
+        rt.load_template(template({"c": xml_field(**arg)}))
+    assert (info.value.field, info.value.key) == ("c", "content_args")
+    assert '"extensions": ["xml-values"]' in str(info.value)
+
+
+def test_xml_values_in_a_nested_value_parser_needs_the_declaration() -> None:
+    inner = {"name": "xml-inline", "args": {"tag_pattern": XML_TAG, "cdata": True}}
+    fields = {"c": {"open": "<f>", "content": "kv-lines", "content_args": {"value_parser": inner}}}
+    with pytest.raises(TemplateError, match="xml-values"):
+        rt.load_template(template(fields))
+    rt.load_template(template(fields, ["xml-values"]))
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        ({"type_group": "s"}, "go together"),
+        ({"type_parsers": XML_TYPES}, "go together"),
+        ({"type_group": "nope", "type_parsers": XML_TYPES}, "named group"),
+        ({"type_group": "key", "type_parsers": XML_TYPES}, "named group"),
+        ({"type_group": "s", "type_parsers": {}}, "non-empty object"),
+        ({"type_group": "s", "type_parsers": {"true": {"name": "nope"}}}, "type_parsers\\['true'\\]"),
+        ({"unescape": "yes"}, "true or false"),
+        ({"cdata": 1}, "true or false"),
+    ],
+)
+def test_xml_values_arguments_are_checked_at_load_time(args: dict[str, Any], needle: str) -> None:
+    with pytest.raises(TemplateError, match=needle) as info:
+        rt.load_template(template({"c": xml_field(**args)}, ["xml-values"]))
+    assert (info.value.field, info.value.key) == ("c", "content_args")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ['<p n="a" s="false">', "1", "</p>", "<f>", "</f>", "<![CDATA[", "]]>", "&amp;", "x"]
+        ),
+        max_size=14,
+    ),
+    st.integers(0, 2**16),
+)
+def test_xml_values_chunking_never_changes_the_result(words: list[str], seed: int) -> None:
+    t = template(
+        {
+            "c": {
+                **xml_field(type_group="s", type_parsers=XML_TYPES, unescape=True, cdata=True),
+                "repeats": True,
+            },
+            "content": {},
+        },
+        ["xml-values"],
+    )
+    text = "".join(words)
+    try:
+        whole = _run(t, [text])
+    except rt.ParseError:
+        return
+    assert _run(t, _pieces(text, random.Random(seed))) == whole
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "arguments"),
+    [
+        (
+            "deepseek-v3.2",
+            '<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="zip" string="true">03106'
+            '</｜DSML｜parameter>\n<｜DSML｜parameter name="n" string="false">3106</｜DSML｜parameter>\n'
+            "</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+            {"zip": "03106", "n": 3106},
+        ),
+        (
+            "kimi-k3",
+            '<|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|><|open|>argument key="q" type="string"<|sep|>'
+            'say &quot;hi&quot;<|close|>argument<|sep|><|open|>argument key="n" type="integer"<|sep|>5'
+            "<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
+            {"q": 'say "hi"', "n": 5},
+        ),
+        (
+            "minicpm5",
+            '<function name="f"><param name="m"><![CDATA[<a>x</a> </param>]]></param></function>',
+            {"m": "<a>x</a> </param>"},
+        ),
+    ],
+)
+def test_library_templates_that_use_xml_values(name: str, text: str, arguments: dict[str, Any]) -> None:
+    fam = library.family(name)
+    assert "xml-values" in fam.template().extensions and "E4" in fam.uses
+    for size in (len(text), 1, 3):
+        p = rt.ResponseParser(fam.template(), prefix=fam.generation_prompt)
+        for start in range(0, len(text), size):
+            p.feed(text[start : start + size])
+        message, _ = p.finalize()
+        assert [c["function"]["arguments"] for c in message["tool_calls"]] == [arguments]
+
+
+# ---------------------------------------------------------------------------------------- json-envelope
+
+ROUTE = {
+    "response": "content",
+    "*": "content",
+    "tool_call": {"to": "tool_calls", "add": "item", "transform": CALL},
+    "tool_calls": {"to": "tool_calls", "add": "items", "transform": CALL},
+}
+
+
+def envelope(**extra: Any) -> dict[str, Any]:
+    return {"content": "json", "content_args": {"allow_non_json": True}, "route": ROUTE, **extra}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"response": "hi"}', {"content": "hi"}),
+        ("plain", {"content": "plain"}),
+        ('{"tool_call": {"name": "f", "arguments": {"a": 1}}}', {"tool_calls": [("f", {"a": 1})]}),
+        (
+            '{"tool_calls": [{"name": "f", "arguments": {}}, {"name": "g", "arguments": {}}]}',
+            {"tool_calls": [("f", {}), ("g", {})]},
+        ),
+        ('{"tool_calls": [], "response": ""}', {}),
+    ],
+)
+def test_route_splits_an_implicit_envelope(text: str, expected: dict[str, Any]) -> None:
+    t = template({"envelope": envelope()}, ["json-envelope"])
+    message = rt.parse_response(text, t, prefix="")
+    calls = [(c["function"]["name"], c["function"]["arguments"]) for c in message.pop("tool_calls", [])]
+    assert {**message, **({"tool_calls": calls} if calls else {})} == expected
+
+
+def test_route_on_explicit_regions_combines_in_stream_order() -> None:
+    t = template({"env": {**envelope(), "open": "<j>", "close": "</j>", "repeats": True}}, ["json-envelope"])
+    text = (
+        '<j>{"tool_call": {"name": "f", "arguments": {}}}</j><j>{"response": "a"}</j><j>{"response": "b"}</j>'
+    )
+    message = rt.parse_response(text, t, prefix="")
+    assert message["content"] == "ab" and [c["function"]["name"] for c in message["tool_calls"]] == ["f"]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [('{"other": 1}', "does not list"), ('{"tool_calls": 3}', "items of a list"), ("[1]", "JSON object")],
+)
+def test_route_errors_name_the_field(text: str, needle: str) -> None:
+    route = {k: v for k, v in ROUTE.items() if k != "*"}
+    t = template({"env": {**envelope(route=route), "open": "<j>", "close": "</j>"}}, ["json-envelope"])
+    with pytest.raises(rt.ParseError, match=needle) as info:
+        rt.parse_response(f"<j>{text}</j>", t, prefix="")
+    assert info.value.field == "env"
+
+
+@pytest.mark.parametrize(
+    ("fields", "key", "needle"),
+    [
+        ({"e": envelope(route={})}, "route", "non-empty object"),
+        ({"e": envelope(route={"a": {"to": "x", "add": "many"}})}, "route", "'item' or 'items'"),
+        ({"e": envelope(route={"a": {"to": "x", "transform": {}}})}, "route", "needs 'add'"),
+        ({"e": envelope(route={"a": 3})}, "route", "output key or an object"),
+        ({"e": envelope(transform={"x": "{content}"})}, "route", "cannot be combined with 'transform'"),
+        ({"e": envelope(optional=False)}, "optional", "'optional': false"),
+        ({"e": envelope(route={"a": "x", "b": {"to": "x", "add": "item"}})}, "route", "both as a list"),
+        ({"e": envelope(route={"a": "c"}), "c": {"open": "<c>"}}, "route", "is a field"),
+    ],
+)
+def test_route_rules(fields: dict[str, Any], key: str, needle: str) -> None:
+    with pytest.raises(TemplateError, match=needle) as info:
+        rt.load_template(template(fields, ["json-envelope"]))
+    assert info.value.key == key
+
+
+def test_route_without_declaration_names_field_key_and_extension() -> None:
+    with pytest.raises(TemplateError) as info:
+        rt.load_template(template({"e": envelope()}))
+    assert (info.value.field, info.value.key) == ("e", "route")
+    assert '"extensions": ["json-envelope"]' in str(info.value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ['{"response": "a"}', '{"tool_call": {"name": "f", "arguments": {}}}', "<j>", "</j>", "x", " "]
+        ),
+        max_size=10,
+    ),
+    st.integers(0, 2**16),
+)
+def test_route_chunking_never_changes_the_result(words: list[str], seed: int) -> None:
+    t = template(
+        {"env": {**envelope(), "open": "<j>", "close": "</j>", "repeats": True}, "text": {}},
+        ["json-envelope"],
+    )
+    t["fields"]["env"]["route"] = {**ROUTE, "*": "other"}
+    text = "".join(words)
+    try:
+        whole = _run(t, [text])
+    except rt.ParseError:
+        return
+    assert _run(t, _pieces(text, random.Random(seed))) == whole
+
+
+def test_generic_json_library_template() -> None:
+    fam = library.family("generic-json")
+    assert fam.uses == ("E7",) and "json-envelope" in fam.template().extensions
+    text = '{"tool_calls": [{"name": "f", "arguments": {"a": "2"}}]}'
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}},
+            },
+        }
+    ]
+    for size in (len(text), 1, 3):
+        p = rt.ResponseParser(fam.template(), prefix="<|assistant|>\n", tools=tools)
+        for start in range(0, len(text), size):
+            p.feed(text[start : start + size])
+        message, _ = p.finalize()
+        assert message["tool_calls"][0]["function"] == {"name": "f", "arguments": {"a": 2}}
+
+
+def test_lfm2_json_gives_a_flat_list_of_calls() -> None:
+    """Regression: 'repeats' + 'transform_each' made [[call]]; the arrays' items now feed tool_calls via 'into'."""
+    fam = library.family("lfm2-json")
+    assert "into" in fam.template().extensions and fam.uses == ("E8",)
+    text = (
+        'Hi<|tool_call_start|>[{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}]<|tool_call_end|>'
+        '<|tool_call_start|>[{"name": "h", "arguments": {}}]<|tool_call_end|><|im_end|>'
+    )
+    for size in (len(text), 1, 3):
+        p = rt.ResponseParser(fam.template(), prefix=fam.generation_prompt)
+        for start in range(0, len(text), size):
+            p.feed(text[start : start + size])
+        message, _ = p.finalize()
+        assert message["content"] == "Hi"
+        assert [c["function"] for c in message["tool_calls"]] == [
+            {"name": "f", "arguments": {"a": 1}},
+            {"name": "g", "arguments": {}},
+            {"name": "h", "arguments": {}},
+        ]

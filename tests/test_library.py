@@ -54,8 +54,10 @@ def test_family_is_consistent(fam: library.Family) -> None:
         assert fam.has_template, fam.name
         template = fam.template()
         assert template.defaults() == {"role": "assistant"}
-        own = {f.name for f in template.fields if f.into is None}
+        own = {f.name for f in template.fields if f.into is None and f.route is None}
         assert own <= {"reasoning_content", "content", "tool_calls", "builtin_tool_call"}
+        routed = {r.to for f in template.fields for r in (f.route or {}).values()}
+        assert routed <= {"reasoning_content", "content", "tool_calls"}
         assert {f.into for f in template.fields if f.into is not None} <= {"tool_calls"}
     if fam.status == "partial":
         assert fam.needs and any("PARTIAL" in note for note in fam.notes)
@@ -300,7 +302,13 @@ def test_documented_examples(family: str, prefix: str, raw: str, expected: dict[
 
 
 def test_uses_lists_exactly_the_declared_extensions() -> None:
-    by_number = {"E1": "python-calls", "E2": "item-transform", "E8": "into"}
+    by_number = {
+        "E1": "python-calls",
+        "E2": "item-transform",
+        "E4": "xml-values",
+        "E7": "json-envelope",
+        "E8": "into",
+    }
     for fam in FAMILIES:
         if fam.template_data is None:
             assert not fam.uses, fam.name

@@ -70,7 +70,7 @@ def test_detect(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, err = run(capsys, "detect", CHAT_TEMPLATES / "Apertus-8B-Instruct.jinja")
     assert code == 0 and out.startswith("apertus") and "needs" not in err
     code, out, err = run(capsys, "detect", CHAT_TEMPLATES / "microsoft-Phi-3.5-mini-instruct.jinja")
-    assert code == 0 and out.startswith("generic-json") and "needs E7" in err
+    assert code == 0 and out.startswith("generic-json") and "needs" not in err
     unknown = tmp_path / "unknown.jinja"
     unknown.write_text("{{ messages[0].content }}", encoding="utf-8")
     code, out, err = run(capsys, "detect", unknown)

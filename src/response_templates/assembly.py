@@ -11,6 +11,9 @@ One place for the accumulation rules, independent of scanning:
 * ``into`` (extension): a field's values go to another output key, a list, in stream order (region close
   order); a field with ``repeats`` adds one item per match, a field without adds the items of its value,
   which must be a list.
+* ``route`` (extension ``json-envelope``): a field's value is a dict output key -> value (built by
+  :func:`route_value`); list keys (``add``) are extended in stream order, value keys are set (several
+  string values concatenated, as for a field without ``repeats``).
 * ``defaults`` are copied into every message and always kept; other keys are dropped when empty (None,
   "", [] or {}); then fields with ``optional: false`` must be present **[ours: checked after dropping]**.
 """
@@ -21,9 +24,59 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .errors import ContentError, ParseError
-from .templates import FieldSpec, ResponseTemplate
+from .templates import ROUTE_OTHER, FieldSpec, ResponseTemplate
+from .transforms import apply_transform_each
 
-__all__ = ["MessageAssembler", "is_empty"]
+__all__ = ["MessageAssembler", "is_empty", "route_value"]
+
+
+def route_value(field: FieldSpec, value: Any, captures: Mapping[str, Any]) -> dict[str, Any]:
+    """Split a parsed value by the field's ``route`` into ``{output key: value}`` (raises ContentError).
+
+    A JSON object's top-level keys each go where the route says; a value that is not an object goes to
+    the ``"*"`` entry. An ``add`` entry gives a list (one item, or the value's items), transformed item by
+    item when the entry has a ``transform``.
+    """
+    routes = field.route
+    assert routes is not None
+    if isinstance(value, dict):
+        entries = list(value.items())
+    elif ROUTE_OTHER in routes:
+        entries = [(ROUTE_OTHER, value)]
+    else:
+        raise ContentError(
+            f"route: the value must be a JSON object, got {type(value).__name__} (add a {ROUTE_OTHER!r} entry "
+            "to route other values)"
+        )
+    out: dict[str, Any] = {}
+    for key, item in entries:
+        route = routes.get(key)
+        if route is None:
+            raise ContentError(
+                f"route: the object has the key {key!r}, which the route does not list; it lists "
+                f"{', '.join(repr(k) for k in routes)}"
+            )
+        if route.add is None:
+            if route.to not in out:
+                out[route.to] = item
+            elif isinstance(out[route.to], str) and isinstance(item, str):
+                out[route.to] += item
+            else:
+                raise ContentError(f"route: several non-string values for the output key {route.to!r}")
+            continue
+        if route.add == "item":
+            items = [item]
+        elif isinstance(item, list):
+            items = item
+        else:
+            raise ContentError(f"route entry {key!r} adds the items of a list, got {type(item).__name__}")
+        if route.has_transform:
+            try:
+                items = apply_transform_each(route.transform, items, captures)
+            except ContentError as exc:
+                raise ContentError(f"route entry {key!r}: {exc}") from exc
+        out.setdefault(route.to, []).extend(items)
+    return out
 
 
 def is_empty(value: Any) -> bool:
@@ -45,8 +98,32 @@ class MessageAssembler:
         self._implicit_captures: dict[str, str] = {}
         self._implicit_start = 0
 
+    def _add_routed(
+        self,
+        values: dict[str, list[Any]],
+        field: FieldSpec,
+        routed: Mapping[str, Any],
+        raw: str,
+        offset: int,
+        prefix_length: int,
+    ) -> None:
+        for key, value in routed.items():
+            target = values.setdefault(key, [])
+            if key in self._template.route_lists:
+                target.extend(value)
+            elif target and not (isinstance(value, str) and isinstance(target[0], str)):
+                why = (
+                    f"routes a second value to {key!r}; several values are concatenated, which needs strings"
+                )
+                raise ParseError(why, field=field.name, raw=raw, offset=offset, prefix_length=prefix_length)
+            else:
+                target.append(value)
+
     def add(self, field: FieldSpec, value: Any, raw: str, offset: int, prefix_length: int) -> None:
         """Record the value of one closed explicit region (raises ParseError if it cannot combine)."""
+        if field.route is not None:
+            self._add_routed(self._values, field, value, raw, offset, prefix_length)
+            return
         if field.into is not None:
             target = self._values.setdefault(field.into, [])
             if field.repeats:
@@ -95,10 +172,31 @@ class MessageAssembler:
         """
         t = self._template
         message = t.defaults()
-        for name, values in self._values.items():
+        all_values = self._values
+        if t.implicit is not None and t.implicit.route is not None and t.implicit.name in all_values:
+            # A routed implicit field: parse it first, then its keys combine with the other values.
+            all_values = {k: list(v) for k, v in all_values.items() if k != t.implicit.name}
+            raw = "".join(self._implicit_segments)
+            try:
+                routed = self._process(t.implicit, raw, self._implicit_captures)
+                self._add_routed(all_values, t.implicit, routed, raw, self._implicit_start, prefix_length)
+            except (ContentError, ValueError, TypeError, LookupError, RecursionError) as exc:
+                err = exc if isinstance(exc, ParseError) else None
+                if err is None:
+                    err = ParseError(
+                        str(exc),
+                        field=t.implicit.name,
+                        raw=raw,
+                        offset=self._implicit_start,
+                        prefix_length=prefix_length,
+                    )
+                rest = {k: v for k, v in self._values.items() if k != t.implicit.name}
+                err.partial_message = self._drop_empty(self._combine(t.defaults(), rest))
+                raise err from exc
+        for name, values in all_values.items():
             field = t.by_name.get(name)
-            if field is None:  # an output key fed only through 'into'
-                message[name] = values
+            if field is None:  # an output key fed only through 'into' or 'route'
+                message[name] = self._unfielded(name, values)
             elif field.implicit:
                 raw = "".join(self._implicit_segments)
                 try:
@@ -131,8 +229,14 @@ class MessageAssembler:
     def _combine(self, message: dict[str, Any], values: Mapping[str, list[Any]]) -> dict[str, Any]:
         for name, items in values.items():
             field = self._template.by_name.get(name)
-            message[name] = items if field is None else self._combined(field, items)
+            message[name] = self._unfielded(name, items) if field is None else self._combined(field, items)
         return message
+
+    def _unfielded(self, name: str, values: list[Any]) -> Any:
+        """The value of an output key that no field has (filled by 'into' or 'route')."""
+        if name not in self._template.route_values:
+            return values
+        return values[0] if len(values) == 1 else "".join(values)
 
     @staticmethod
     def _combined(field: FieldSpec, values: list[Any]) -> Any:

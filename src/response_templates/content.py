@@ -19,7 +19,9 @@ Parsers:
   :data:`MAX_JSON_DEPTH` is an error.
 * ``xml-inline`` -- a flat run of tags matched by ``tag_pattern`` (a regex with named groups ``key`` and
   ``value``) becomes a dict; ``value_parser`` parses each value, ``merge_duplicates`` collects repeated
-  keys into a list.
+  keys into a list. With the extension ``xml-values``: ``type_group`` + ``type_parsers`` pick the value
+  parser per tag from a captured attribute, ``unescape`` decodes HTML entities, ``cdata`` unwraps
+  ``<![CDATA[...]]>``.
 * ``kv-lines`` -- ``key: value`` lines become a dict (``line_sep``, ``kv_sep``, ``strip``,
   ``value_parser``); blank lines and lines without ``kv_sep`` are skipped.
 * ``python-calls`` (extension ``python-calls``, see docs/extensions.md) -- tool calls written as Python
@@ -41,6 +43,7 @@ Example::
 from __future__ import annotations
 
 import ast
+import html
 import json
 import sys
 import warnings
@@ -68,6 +71,9 @@ MAX_JSON_DEPTH: int = 512
 
 REGEX_TIMEOUT: float = 1.0
 """Seconds one ``xml-inline`` parse may spend in its ``tag_pattern`` before it is abandoned."""
+
+#: ``xml-inline`` arguments that belong to the extension ``xml-values`` (docs/extensions.md).
+XML_VALUES_ARGS: tuple[str, ...] = ("type_group", "type_parsers", "unescape", "cdata")
 
 MAX_VALUE_PARSER_NESTING: int = 8
 """How many ``value_parser`` levels may be nested inside each other."""
@@ -465,7 +471,9 @@ def _parse_json(text: str, args: Mapping[str, Any]) -> Any:
 
 def _validate_xml_inline(args: Any, field: str | None) -> dict:
     name = "xml-inline"
-    args = _check_args(args, ("tag_pattern", "value_parser", "merge_duplicates"), name, field)
+    args = _check_args(
+        args, ("tag_pattern", "value_parser", "merge_duplicates", *XML_VALUES_ARGS), name, field
+    )
     if "tag_pattern" not in args:
         raise TemplateError(
             "content parser 'xml-inline' requires content_args 'tag_pattern' (a regex with named groups "
@@ -495,13 +503,68 @@ def _validate_xml_inline(args: Any, field: str | None) -> dict:
             key=_ARGS_KEY,
         )
     value_parser, sub = _validate_value_parser(args.get("value_parser"), name, field)
+    type_group, type_parsers = _validate_type_group(args, compiled, field)
     return ContentArgs(
         tag_pattern=pattern,
         value_parser=value_parser,
         merge_duplicates=_bool_arg(args, "merge_duplicates", False, name, field),
+        type_group=type_group,
+        type_parsers=None if type_parsers is None else {k: spec for k, (spec, _) in type_parsers.items()},
+        unescape=_bool_arg(args, "unescape", False, name, field),
+        cdata=_bool_arg(args, "cdata", False, name, field),
         _tag_re=compiled,
         _value_parser=sub,
+        _type_parsers=type_parsers,
     )
+
+
+def _validate_type_group(
+    args: Mapping[str, Any], compiled: regex.Pattern[str], field: str | None
+) -> tuple[str | None, dict[str, Any] | None]:
+    """``type_group`` / ``type_parsers`` (extension ``xml-values``): both or neither."""
+    group, parsers = args.get("type_group"), args.get("type_parsers")
+    if group is None and parsers is None:
+        return None, None
+    if group is None or parsers is None:
+        raise TemplateError(
+            "content_args 'type_group' and 'type_parsers' of content parser 'xml-inline' go together",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    if not isinstance(group, str) or group in ("key", "value") or group not in compiled.groupindex:
+        raise TemplateError(
+            f"content_args 'type_group' must name a named group of 'tag_pattern' other than 'key' and "
+            f"'value', got {group!r}; the pattern's groups: {sorted(compiled.groupindex)}",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    if not isinstance(parsers, Mapping) or not parsers:
+        raise TemplateError(
+            "content_args 'type_parsers' must be a non-empty object mapping the captured type to a value "
+            f'parser, e.g. {{"true": {{"name": "text"}}, "false": {{"name": "json"}}}}; got {parsers!r}',
+            field=field,
+            key=_ARGS_KEY,
+        )
+    out: dict[str, Any] = {}
+    for type_name, spec in parsers.items():
+        try:
+            out[type_name] = _validate_value_parser(spec, "xml-inline", field)
+        except TemplateError as exc:
+            raise TemplateError(
+                f"type_parsers[{type_name!r}]: {exc.detail}", field=field, key=_ARGS_KEY
+            ) from None
+    return group, out
+
+
+def _xml_raw_value(raw: str, args: Mapping[str, Any]) -> str:
+    """Unwrap a CDATA section (kept verbatim) or unescape HTML entities, as configured."""
+    if args["cdata"]:
+        inner = raw.strip()
+        if inner.startswith("<![CDATA[") and inner.endswith("]]>"):
+            return inner[9:-3]
+    if args["unescape"]:
+        return html.unescape(raw)
+    return raw
 
 
 def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -527,9 +590,25 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
                 f"xml-inline: tag_pattern matched {_show(match.group(0))} at character {match.start()} "
                 "but its 'key' group took no part in the match"
             )
+        if args["unescape"]:
+            key = html.unescape(key)
         raw_value = match.group("value")
         # A value group that took no part in the match (e.g. a self-closing tag) gives None.
-        value = None if raw_value is None else _parse_value(raw_value, args, f"xml-inline value of {key!r}")
+        if raw_value is None:
+            value = None
+        else:
+            raw_value = _xml_raw_value(raw_value, args)
+            where = f"xml-inline value of {key!r}"
+            typed = args["_type_parsers"]
+            chosen = typed.get(match.group(args["type_group"])) if typed is not None else None
+            if chosen is not None:
+                spec, sub = chosen
+                try:
+                    value = sub.parse(raw_value, spec["args"])
+                except ContentError as exc:
+                    raise ContentError(f"{where}: {exc}") from exc
+            else:
+                value = _parse_value(raw_value, args, where)
         if merge and key in out:
             if key in merged:
                 out[key].append(value)

@@ -28,7 +28,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .assembly import MessageAssembler
+from .assembly import MessageAssembler, route_value
 from .errors import ContentError, ParseError, ParserStateError, ResponseTemplateError
 from .matching import Match, WatchSet
 from .templates import FieldSpec, ResponseTemplate, load_template
@@ -413,6 +413,11 @@ class ResponseParser:
     def _process_value(self, field: FieldSpec, raw: str, captures: Mapping[str, str]) -> Any:
         """Content parser, then transform, then tool-argument typing (raises ContentError)."""
         value = field.parser.parse(raw, field.content_args)
+        if field.route is not None:
+            routed = route_value(field, value, captures)
+            if self._tool_params:
+                routed = {k: type_tool_calls(v, self._tool_params) for k, v in routed.items()}
+            return routed
         if field.has_transform:
             if field.transform_each:
                 value = apply_transform_each(field.transform, value, captures, items=field.item_transform)

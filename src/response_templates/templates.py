@@ -26,7 +26,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
-from .content import ContentParser, get_content_parser
+from .content import XML_VALUES_ARGS, ContentParser, get_content_parser
 from .errors import TemplateError
 from .matching import Delimiter, WatchSet
 from .transforms import placeholders_repeat, transform_placeholders, validate_transform
@@ -57,12 +57,14 @@ EXTENSIONS: Mapping[str, str] = MappingProxyType(
         "python-calls": "the 'python-calls' content parser: tool calls written as Python calls (E1)",
         "item-transform": "'transform_each' over single-key objects, binding {key} and {value} (E2)",
         "into": "the field key 'into': a field's values accumulate under another output key (E8)",
+        "xml-values": "'xml-inline' arguments type_group/type_parsers, unescape and cdata: typed XML values (E4)",
+        "json-envelope": "the field key 'route': one JSON object's top-level keys go to several output keys (E7)",
     }
 )
 #: Content parsers that belong to an extension: parser name -> extension to declare.
 _EXTENSION_PARSERS = {"python-calls": "python-calls"}
 #: Field keys that belong to an extension: key -> extension to declare.
-_EXTENSION_FIELD_KEYS = {"into": "into"}
+_EXTENSION_FIELD_KEYS = {"into": "into", "route": "json-envelope"}
 #: Variables an item transform binds for each single-key object.
 ITEM_VARIABLES = frozenset({"key", "value"})
 _FIELD_KEYS = frozenset(
@@ -79,8 +81,24 @@ _FIELD_KEYS = frozenset(
         "transform",
         "transform_each",
         "into",
+        "route",
     }
 )
+#: ``json-envelope``: the route key that takes a value which is not a JSON object.
+ROUTE_OTHER = "*"
+_ROUTE_ADD = ("item", "items")
+
+
+@dataclass(frozen=True)
+class Route:
+    """One entry of a field's ``route`` (extension ``json-envelope``)."""
+
+    #: The output key the value goes to.
+    to: str
+    #: None: the value is the key's value; ``"item"``: appended to a list; ``"items"``: a list, extended.
+    add: str | None
+    transform: Any = None
+    has_transform: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,6 +127,8 @@ class FieldSpec:
     into: str | None = None
     #: ``item-transform`` extension: ``transform_each`` binds ``{key}``/``{value}`` of single-key objects.
     item_transform: bool = False
+    #: ``json-envelope`` extension: top-level JSON key (or ``"*"``) -> where its value goes.
+    route: Mapping[str, Route] | None = None
 
     @property
     def output_key(self) -> str:
@@ -132,6 +152,9 @@ class ResponseTemplate:
     start_anchor: Delimiter
     #: The extensions the template declares (``"extensions"``), in declaration order.
     extensions: tuple[str, ...]
+    #: ``json-envelope``: output keys that routes fill as lists (``add``), and as single values.
+    route_lists: frozenset[str]
+    route_values: frozenset[str]
     regex_timeout: float
     lookbehind_window: int
     # Watch sets: what the scanner looks for outside explicit regions, and inside each explicit region.
@@ -217,6 +240,20 @@ def _undeclared(extension: str, what: str, field: str, key: str) -> TemplateErro
     )
 
 
+def _xml_values_arg(content: Any, args: Any, depth: int = 0) -> str | None:
+    """The first ``xml-values`` argument used by an ``xml-inline`` parser in these args (or nested value parsers)."""
+    if not isinstance(args, Mapping) or depth > 16:
+        return None
+    if content == "xml-inline":
+        for arg in XML_VALUES_ARGS:
+            if arg in args:
+                return arg
+    inner = args.get("value_parser")
+    if isinstance(inner, Mapping):
+        return _xml_values_arg(inner.get("name", "text"), inner.get("args"), depth + 1)
+    return None
+
+
 def _compile_field(name: Any, spec: Any, extensions: tuple[str, ...] = ()) -> FieldSpec:
     if not isinstance(name, str) or not name:
         raise TemplateError(f"field names must be non-empty strings, got {name!r}", key="fields")
@@ -248,6 +285,10 @@ def _compile_field(name: Any, spec: Any, extensions: tuple[str, ...] = ()) -> Fi
     if needs is not None and needs not in extensions:
         raise _undeclared(needs, f"the content parser {content!r}", name, "content")
     parser = get_content_parser(content, name)
+    if "xml-values" not in extensions:
+        used_arg = _xml_values_arg(content, spec.get("content_args"))
+        if used_arg is not None:
+            raise _undeclared("xml-values", f"the xml-inline argument {used_arg!r}", name, "content_args")
     content_args = parser.validate(spec.get("content_args", {}), name)
     has_transform = "transform" in spec
     transform = spec.get("transform")
@@ -304,6 +345,7 @@ def _compile_field(name: Any, spec: Any, extensions: tuple[str, ...] = ()) -> Fi
             key="close_pattern",
         )
     into = _into(spec, name, repeats, optional, open_d is None)
+    route = _route(spec, name, optional, has_transform)
     return FieldSpec(
         name=name,
         open=open_d,
@@ -321,6 +363,7 @@ def _compile_field(name: Any, spec: Any, extensions: tuple[str, ...] = ()) -> Fi
         transform_copies=has_transform and placeholders_repeat(transform),
         into=into,
         item_transform=item_transform,
+        route=route,
     )
 
 
@@ -348,6 +391,94 @@ def _into(spec: Mapping[str, Any], name: str, repeats: bool, optional: bool, imp
             key="optional",
         )
     return target
+
+
+def _route(
+    spec: Mapping[str, Any], name: str, optional: bool, has_transform: bool
+) -> Mapping[str, Route] | None:
+    """Field-level checks of the ``json-envelope`` extension (targets are checked with all the fields)."""
+    if "route" not in spec:
+        return None
+    raw = spec["route"]
+    if not isinstance(raw, Mapping) or not raw:
+        raise TemplateError(
+            f'must be a non-empty object: JSON key -> output key, e.g. {{"response": "content"}}; got {raw!r}',
+            field=name,
+            key="route",
+        )
+    for other in ("into", "join", "transform"):
+        if other in spec:
+            raise TemplateError(
+                f"'route' cannot be combined with {other!r}"
+                + (" (give each route entry its own 'transform')" if other == "transform" else ""),
+                field=name,
+                key="route",
+            )
+    if not optional:
+        raise TemplateError(
+            "'optional': false cannot be combined with 'route' (the field has no output key of its own)",
+            field=name,
+            key="optional",
+        )
+    out: dict[str, Route] = {}
+    for json_key, entry in raw.items():
+        where = f"route entry {json_key!r}"
+        if isinstance(entry, str):
+            entry = {"to": entry}
+        if not isinstance(entry, Mapping) or set(entry) - {"to", "add", "transform"}:
+            raise TemplateError(
+                f'{where} must be an output key or an object {{"to": ..., "add": "item"|"items", '
+                f'"transform": ...}}, got {entry!r}',
+                field=name,
+                key="route",
+            )
+        to, add = entry.get("to"), entry.get("add")
+        if not isinstance(to, str) or not to:
+            raise TemplateError(
+                f"{where}: 'to' must be a non-empty output key, got {to!r}", field=name, key="route"
+            )
+        if add is not None and add not in _ROUTE_ADD:
+            raise TemplateError(
+                f"{where}: 'add' must be 'item' or 'items', got {add!r}", field=name, key="route"
+            )
+        if "transform" in entry:
+            if add is None:
+                raise TemplateError(
+                    f"{where}: a 'transform' applies to each added item, so it needs 'add'",
+                    field=name,
+                    key="route",
+                )
+            validate_transform(entry["transform"], name)
+        out[json_key] = Route(to, add, copy.deepcopy(entry.get("transform")), "transform" in entry)
+    return MappingProxyType(out)
+
+
+def _check_routes(
+    fields: tuple[FieldSpec, ...], defaults: Mapping[str, Any]
+) -> tuple[frozenset[str], frozenset[str]]:
+    names_ = {f.name for f in fields}
+    lists: dict[str, str] = {}
+    values: dict[str, str] = {}
+    for f in fields:
+        for r in (f.route or {}).values():
+            if r.to in names_ or r.to in defaults:
+                raise TemplateError(
+                    f"route output key {r.to!r} is a field or a 'defaults' key; a route fills output keys that "
+                    "only routes use",
+                    field=f.name,
+                    key="route",
+                )
+            (lists if r.add else values)[r.to] = f.name
+    both = sorted(set(lists) & set(values))
+    into_targets = {f.into for f in fields if f.into is not None}
+    both += sorted(set(values) & into_targets)
+    if both:
+        raise TemplateError(
+            f"output key {both[0]!r} is filled both as a list ('add' or 'into') and as a single value",
+            field=lists.get(both[0]) or values.get(both[0]),
+            key="route",
+        )
+    return frozenset(lists), frozenset(values)
 
 
 def _check_into(fields: tuple[FieldSpec, ...], defaults: Mapping[str, Any]) -> None:
@@ -404,6 +535,7 @@ def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
     extensions = _extensions(spec)
     fields = tuple(_compile_field(name, fspec, extensions) for name, fspec in raw_fields.items())
     _check_into(fields, defaults)
+    route_lists, route_values = _check_routes(fields, defaults)
     implicit = [f for f in fields if f.implicit]
     if len(implicit) > 1:
         raise TemplateError(
@@ -449,6 +581,8 @@ def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
         defaults_keys=frozenset(defaults),
         start_anchor=anchor,
         extensions=extensions,
+        route_lists=route_lists,
+        route_values=route_values,
         regex_timeout=float(regex_timeout),
         lookbehind_window=LOOKBEHIND_WINDOW if lookbehind else 1,
         outside=WatchSet.build(outside),
