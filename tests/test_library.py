@@ -305,9 +305,11 @@ def test_uses_lists_exactly_the_declared_extensions() -> None:
     by_number = {
         "E1": "python-calls",
         "E2": "item-transform",
+        "E3": "json-value-end",
         "E4": "xml-values",
         "E7": "json-envelope",
         "E8": "into",
+        "E9": "optional-placeholders",
     }
     for fam in FAMILIES:
         if fam.template_data is None:

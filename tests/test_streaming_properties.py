@@ -45,6 +45,15 @@ TOOLS = [
         {"open": "[[", "close_pattern": r"\]\](?=\n|$)", "repeats": True, "content_args": {"strip": False}},
         ["[[", "]]", "]", "\n", "[["],
     ),
+    # json-value-end (docs/extensions.md): the region ends where its JSON value ends.
+    (
+        {"open": "<tc>", "close_json": True, "repeats": True, "content_args": {"strip": False}},
+        ["<tc>", "{", "}", "[", "]", '"', "\\", "12", "true", ";", '"}"'],
+    ),
+    (
+        {"open_pattern": r";?\s*(?=[\[{])", "close_json": True, "repeats": True, "content": "json"},
+        ["{", "}", "[", "]", '"', "\\", "1", ";", '{"a": "]"}', ", "],
+    ),
 ]
 IMPLICIT = [
     None,
@@ -72,7 +81,9 @@ def cases(draw: st.DrawFn) -> tuple[dict[str, Any], str, list[int]]:
         imp = imp or ({}, [])
         fields["content"] = dict(imp[0])
         vocab += imp[1]
-    template = {"start_anchor": "<|assistant|>", "fields": fields}
+    template: dict[str, Any] = {"start_anchor": "<|assistant|>", "fields": fields}
+    if "close_json" in fields.get("tools", {}):
+        template["extensions"] = ["json-value-end"]
     text = "".join(draw(st.lists(st.sampled_from(vocab), max_size=30)))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = random.Random(seed)

@@ -19,7 +19,7 @@ Rules (``code``, level):
   (``<|im_end|>``) in its text.
 * ``greedy-delimiter`` (note) -- a delimiter pattern with an unbounded ``.*``/``.+``: while the stream is
   open the parser holds back everything after a partial match.
-* ``extension`` (note) -- the template uses a template-language extension (E1-E8 of
+* ``extension`` (note) -- the template uses a template-language extension (E1-E9 of
   ``docs/design/extensions.md``, implemented ones in ``docs/extensions.md``): declared extensions, their
   content parsers and keys, and item transforms; seed implementations reject such templates.
 * ``load-error`` (error) -- the template does not load; the message is the loader's.

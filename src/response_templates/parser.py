@@ -30,6 +30,7 @@ from typing import Any
 
 from .assembly import MessageAssembler, route_value
 from .errors import ContentError, ParseError, ParserStateError, ResponseTemplateError
+from .jsonend import JsonEnd
 from .matching import Match, WatchSet
 from .templates import FieldSpec, ResponseTemplate, load_template
 from .tools import tool_parameters, type_tool_calls
@@ -100,6 +101,7 @@ class ResponseParser:
         "_implicit_open",
         "_incoming",
         "_incoming_len",
+        "_jend",
         "_pos",
         "_region",
         "_skip_empty_at",
@@ -142,6 +144,7 @@ class ResponseParser:
         self._skip_empty_at = -1  # absolute offset of the last zero-width boundary
         # Router state: the open explicit region, or None (implicit field / discard zone).
         self._region: FieldSpec | None = None
+        self._jend: JsonEnd | None = None  # json-value-end: the end-finder of the open region
         self._set_watch(t.outside)  # the delimiters watched in the current state
         self._implicit_open = False
         self._body: list[str] = []
@@ -245,7 +248,7 @@ class ResponseParser:
     def _set_watch(self, watch: WatchSet) -> None:
         """Enter a parser state: remember its delimiters and whether chunks may skip the scanner."""
         self._watch: WatchSet = watch
-        first = watch.first_chars if self._window == 1 else None
+        first = watch.first_chars if self._window == 1 and self._jend is None else None
         self._fast_first: str | None = first
         self._fast_re: Any = watch.first_re if first is not None and len(first) != 1 else None
 
@@ -294,6 +297,20 @@ class ResponseParser:
         t = self.template
         timeout = t.regex_timeout
         while True:
+            jend = self._jend
+            if jend is not None:
+                # json-value-end: the open region ends exactly where its JSON value ends.
+                buf = self._buf
+                end = jend.feed(buf[self._pos :]) if self._pos < len(buf) else -1
+                stop = len(buf) if end < 0 else self._pos + end
+                if stop > self._pos:
+                    self._route(events, buf[self._pos : stop])
+                    self._pos = stop
+                if end >= 0 or final:
+                    self._close_region(events, None)
+                    if end >= 0:
+                        continue
+                return
             watch = self._watch
             buf = self._buf
             if watch.delimiters:
@@ -318,6 +335,7 @@ class ResponseParser:
                 self._close_region(events, None)
                 field = t.by_name[d.field]
                 self._region = field
+                self._jend = JsonEnd() if field.close_json else None
                 self._set_watch(t.inside[field.name])
                 self._body = []
                 self._body_start = self._base + match.end
@@ -373,6 +391,7 @@ class ResponseParser:
         )
         # Reset first: whatever happens below, the parser is back outside any region.
         self._region = None
+        self._jend = None
         self._set_watch(self.template.outside)
         self._implicit_open = False
         self._body = []

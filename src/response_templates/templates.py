@@ -59,12 +59,14 @@ EXTENSIONS: Mapping[str, str] = MappingProxyType(
         "into": "the field key 'into': a field's values accumulate under another output key (E8)",
         "xml-values": "'xml-inline' arguments type_group/type_parsers, unescape and cdata: typed XML values (E4)",
         "json-envelope": "the field key 'route': one JSON object's top-level keys go to several output keys (E7)",
+        "json-value-end": "the field key 'close_json': a region ends exactly where its JSON value ends (E3)",
+        "optional-placeholders": 'transform placeholders written "{path?}": omitted (null in a list) when the path does not resolve',
     }
 )
 #: Content parsers that belong to an extension: parser name -> extension to declare.
 _EXTENSION_PARSERS = {"python-calls": "python-calls"}
 #: Field keys that belong to an extension: key -> extension to declare.
-_EXTENSION_FIELD_KEYS = {"into": "into", "route": "json-envelope"}
+_EXTENSION_FIELD_KEYS = {"into": "into", "route": "json-envelope", "close_json": "json-value-end"}
 #: Variables an item transform binds for each single-key object.
 ITEM_VARIABLES = frozenset({"key", "value"})
 _FIELD_KEYS = frozenset(
@@ -82,6 +84,7 @@ _FIELD_KEYS = frozenset(
         "transform_each",
         "into",
         "route",
+        "close_json",
     }
 )
 #: ``json-envelope``: the route key that takes a value which is not a JSON object.
@@ -129,6 +132,8 @@ class FieldSpec:
     item_transform: bool = False
     #: ``json-envelope`` extension: top-level JSON key (or ``"*"``) -> where its value goes.
     route: Mapping[str, Route] | None = None
+    #: ``json-value-end`` extension: the region ends where its JSON value ends (no close delimiter).
+    close_json: bool = False
 
     @property
     def output_key(self) -> str:
@@ -299,7 +304,7 @@ def _compile_field(name: Any, spec: Any, extensions: tuple[str, ...] = ()) -> Fi
     )
     item_transform = False
     if has_transform:
-        validate_transform(transform, name)
+        validate_transform(transform, name, optional="optional-placeholders" in extensions)
         used = transform_placeholders(transform)
         if transform_each and "item-transform" in extensions and used & ITEM_VARIABLES:
             # An item transform: each element is a single-key object bound to {key} and {value}.
@@ -344,8 +349,24 @@ def _compile_field(name: Any, spec: Any, extensions: tuple[str, ...] = ()) -> Fi
             field=name,
             key="close_pattern",
         )
+    close_json = _bool_key(spec, "close_json", False, name)
+    if close_json:
+        if open_d is None:
+            raise TemplateError(
+                "the implicit field has no region of its own to end; 'close_json' needs 'open' or "
+                "'open_pattern'",
+                field=name,
+                key="close_json",
+            )
+        if close_d is not None:
+            raise TemplateError(
+                "'close_json' ends the region where its JSON value ends; it cannot be combined with "
+                "'close' or 'close_pattern'",
+                field=name,
+                key="close_json",
+            )
     into = _into(spec, name, repeats, optional, open_d is None)
-    route = _route(spec, name, optional, has_transform)
+    route = _route(spec, name, optional, has_transform, extensions)
     return FieldSpec(
         name=name,
         open=open_d,
@@ -364,6 +385,7 @@ def _compile_field(name: Any, spec: Any, extensions: tuple[str, ...] = ()) -> Fi
         into=into,
         item_transform=item_transform,
         route=route,
+        close_json=close_json,
     )
 
 
@@ -394,7 +416,7 @@ def _into(spec: Mapping[str, Any], name: str, repeats: bool, optional: bool, imp
 
 
 def _route(
-    spec: Mapping[str, Any], name: str, optional: bool, has_transform: bool
+    spec: Mapping[str, Any], name: str, optional: bool, has_transform: bool, extensions: tuple[str, ...] = ()
 ) -> Mapping[str, Route] | None:
     """Field-level checks of the ``json-envelope`` extension (targets are checked with all the fields)."""
     if "route" not in spec:
@@ -448,7 +470,9 @@ def _route(
                     field=name,
                     key="route",
                 )
-            validate_transform(entry["transform"], name)
+            validate_transform(
+                entry["transform"], name, optional="optional-placeholders" in extensions, error_key="route"
+            )
         out[json_key] = Route(to, add, copy.deepcopy(entry.get("transform")), "transform" in entry)
     return MappingProxyType(out)
 

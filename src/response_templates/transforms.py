@@ -40,22 +40,36 @@ __all__ = [
     "apply_transform",
     "apply_transform_each",
     "transform_placeholders",
+    "uses_optional_placeholders",
     "validate_transform",
 ]
 
 MAX_TRANSFORM_DEPTH: int = 64
 """Deepest nesting of dicts/lists a transform may have (transforms are small, hand-written data)."""
 
-# A placeholder: braces around one or more dot-separated runs of word characters.
-_PLACEHOLDER = regex.compile(r"\{(\w+(?:\.\w+)*)\}")
+# A placeholder: braces around one or more dot-separated runs of word characters; a trailing ``?`` marks
+# an optional placeholder (extension ``optional-placeholders``).
+_PLACEHOLDER = regex.compile(r"\{(\w+(?:\.\w+)*)(\??)\}")
+_MISSING = object()
 _SCALARS = (str, int, float, bool, type(None))
 _MAX_LISTED_KEYS = 20
 
 
 def _placeholder_path(text: str) -> list[str] | None:
-    """The path segments if ``text`` is exactly one placeholder, else None."""
+    """The path segments if ``text`` is exactly one placeholder (optional or not), else None."""
     match = _PLACEHOLDER.fullmatch(text)
     return match.group(1).split(".") if match else None
+
+
+def _is_optional(text: str) -> bool:
+    """Whether ``text`` is exactly one optional placeholder (``"{id?}"``)."""
+    match = _PLACEHOLDER.fullmatch(text)
+    return bool(match and match.group(2))
+
+
+def uses_optional_placeholders(transform: Any) -> bool:
+    """Whether the transform contains an optional placeholder ``"{path?}"`` (extension optional-placeholders)."""
+    return any(isinstance(node, str) and _is_optional(node) for node, _ in _walk(transform, None))
 
 
 def _location(path: tuple[str | int, ...]) -> str:
@@ -98,9 +112,22 @@ def _walk(transform: Any, field: str | None) -> Iterator[tuple[Any, tuple[str | 
                 stack.append((node[index], (*path, index)))
 
 
-def validate_transform(transform: Any, field: str | None) -> None:
-    """Check a transform at template load time; ``TemplateError(field=field, key="transform")`` if bad."""
+def validate_transform(
+    transform: Any, field: str | None, *, optional: bool = False, error_key: str = "transform"
+) -> None:
+    """Check a transform at template load time; ``TemplateError(field=field, key="transform")`` if bad.
+
+    ``optional``: the extension ``optional-placeholders`` is declared, so ``"{path?}"`` is allowed.
+    """
     for node, path in _walk(transform, field):
+        if isinstance(node, str) and not optional and _is_optional(node):
+            raise TemplateError(
+                f"{_location(path)} is the optional placeholder {node!r}, which belongs to the extension "
+                "'optional-placeholders'; declare it at the top level: \"extensions\": "
+                '["optional-placeholders"] (see docs/extensions.md)',
+                field=field,
+                key=error_key,
+            )
         if isinstance(node, dict):
             for key in node:
                 if _PLACEHOLDER.search(key):
@@ -169,9 +196,17 @@ def _copy_value(value: Any) -> Any:
     return root
 
 
-def _resolve(path: list[str], variables: Mapping[str, Any]) -> Any:
+def _resolve(path: list[str], variables: Mapping[str, Any], optional: bool = False) -> Any:
+    """The value at ``path``; for an optional placeholder, ``_MISSING`` when the path does not resolve."""
     dotted = ".".join(path)
     root = path[0]
+    if optional:
+        value = variables.get(root, _MISSING)
+        for segment in path[1:]:
+            if not isinstance(value, Mapping) or segment not in value:
+                return _MISSING
+            value = value[segment]
+        return value
     if root not in variables:
         raise ContentError(
             f"transform placeholder '{{{dotted}}}': there is no variable {root!r}; "
@@ -196,13 +231,18 @@ def _resolve(path: list[str], variables: Mapping[str, Any]) -> Any:
 
 def _build(node: Any, variables: Mapping[str, Any], copy_values: bool = True) -> Any:
     if isinstance(node, dict):
-        return {key: _build(value, variables, copy_values) for key, value in node.items()}
+        built = {key: _build(value, variables, copy_values) for key, value in node.items()}
+        return {key: value for key, value in built.items() if value is not _MISSING}
     if isinstance(node, list):
-        return [_build(item, variables, copy_values) for item in node]
+        return [
+            None if item is _MISSING else item for item in (_build(i, variables, copy_values) for i in node)
+        ]
     if isinstance(node, str):
-        path = _placeholder_path(node)
-        if path is not None:
-            value = _resolve(path, variables)
+        match = _PLACEHOLDER.fullmatch(node)
+        if match is not None:
+            value = _resolve(match.group(1).split("."), variables, optional=bool(match.group(2)))
+            if value is _MISSING:
+                return _MISSING  # an unresolved optional placeholder: its key is omitted (null elsewhere)
             return _copy_value(value) if copy_values else value
     return node
 
@@ -236,7 +276,8 @@ def apply_transform(transform: Any, variables: Mapping[str, Any], *, copy_values
     may pass ``False`` to skip the copy.
     """
     try:
-        return _build(transform, variables, copy_values)
+        built = _build(transform, variables, copy_values)
+        return None if built is _MISSING else built
     except RecursionError:
         raise TemplateError(
             "the transform is nested too deeply (or contains a cycle); validate it first", key="transform"

@@ -62,7 +62,7 @@ STATUSES: Mapping[str, str] = {
     "needs-extension": "not expressible in the template language yet; no template",
 }
 
-#: The template-language extensions proposed in ``docs/design/extensions.md`` (E1-E8).
+#: The template-language extensions proposed in ``docs/design/extensions.md`` (E1-E8), plus E9.
 EXTENSIONS: Mapping[str, str] = {
     "E1": "python-calls: Python-call syntax for tool calls ([f(a=1), g()])",
     "E2": "item-transform: tool name as the key of a single-key object",
@@ -72,6 +72,7 @@ EXTENSIONS: Mapping[str, str] = {
     "E6": "implicit-wrapper: content either bare or inside a wrapper",
     "E7": "json-envelope: one JSON object routed into several fields by key",
     "E8": "into: several syntaxes feeding one output key",
+    "E9": "optional-placeholders: a transform placeholder omitted when its path does not resolve",
 }
 
 
@@ -135,7 +136,7 @@ class Family:
     needs: tuple[str, ...]
     #: Extensions that would make the template lossless in corner cases it handles only approximately.
     would_use: tuple[str, ...]
-    #: Implemented extensions (E1-E8) the family's template uses (declared in its ``extensions``).
+    #: Implemented extensions (E1-E9) the family's template uses (declared in its ``extensions``).
     uses: tuple[str, ...]
     reasoning: str
     tool_calls: str
