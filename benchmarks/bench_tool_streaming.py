@@ -39,7 +39,17 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import response_templates as rt
-from _common import KB, chunked, fmt_num, fmt_ratio, fmt_size, format_table, gc_disabled, parse_size
+from _common import (
+    CHATML_TEMPLATE,
+    KB,
+    chunked,
+    fmt_num,
+    fmt_ratio,
+    fmt_size,
+    format_table,
+    gc_disabled,
+    parse_size,
+)
 from response_templates.toolstream import JsonScanner, dumps_arguments
 from response_templates.wire import ChatCompletionsAdapter
 
@@ -50,21 +60,7 @@ FLAT_MAX = 1.5  # ours: cost per chunk at the largest size <= 1.5x the cost at t
 RATIO_MIN = 20.0  # the best re-parse costs >= 20x ours (scanner) per chunk at 100 KB
 RATIO_AT = 100 * KB
 
-TEMPLATE: dict[str, Any] = {
-    "start_anchor": "<|im_start|>assistant\n",
-    "defaults": {"role": "assistant"},
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
+TEMPLATE: dict[str, Any] = CHATML_TEMPLATE  # think + JSON tool calls + implicit content
 PROMPT = "<|im_start|>user\nWrite the module.<|im_end|>\n<|im_start|>assistant\n"
 
 _LINES = (
