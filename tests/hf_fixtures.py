@@ -22,6 +22,8 @@ from typing import Any
 
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
 
+from common_templates import QWEN3_TEMPLATE as QWEN3_TEMPLATE  # re-exported: fx.QWEN3_TEMPLATE
+
 DATA = Path(__file__).resolve().parent / "data"
 QWEN3_CHAT_TEMPLATE = DATA / "Qwen-Qwen3-0.6B.jinja"
 SMOLLM3_CHAT_TEMPLATE = DATA / "HuggingFaceTB-SmolLM3-3B.jinja"
@@ -43,21 +45,6 @@ _CORPUS = [
     "system user assistant tool response think call function arguments",
 ] * 8
 
-QWEN3_TEMPLATE: dict[str, Any] = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
 
 #: The same format written the way templates for the reference often are: leading ``\s*`` swallows the
 #: whitespace between regions, and the answer also ends at ``<|endoftext|>``.

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import response_templates as rt
+from common_templates import QWEN3_TEMPLATE
 from response_templates.content import get_content_parser
 from response_templates.toolstream import (
     JsonScanner,
@@ -307,21 +308,7 @@ WEATHER_TOOLS = [
     }
 ]
 
-HERMES = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
+HERMES = QWEN3_TEMPLATE
 QWEN3_CODER = {
     "defaults": {"role": "assistant"},
     "start_anchor": "<|im_start|>assistant\n",
