@@ -211,12 +211,32 @@ def ours(family: Family, tools: list[dict[str, Any]]) -> Impl:
     )
 
 
+#: Extension keys the reference cannot read whose removal does not change these outputs' messages: `within`
+#: (no call is written inside the reasoning here) and the xml-values arguments (tools= types the values).
+_SEED_FIELD_KEYS = ("within",)
+_SEED_XML_ARGS = ("type_group", "type_parsers", "unescape", "cdata", "nested")
+
+
+def seed_projection(data: dict[str, Any]) -> dict[str, Any]:
+    """The template without the extension keys above, for the reference (which rejects them); the
+    "same" column checks that the messages still agree."""
+    out = {k: v for k, v in data.items() if k != "extensions"}
+    fields = {}
+    for name, spec in data["fields"].items():
+        spec = {k: v for k, v in spec.items() if k not in _SEED_FIELD_KEYS}
+        if isinstance(spec.get("content_args"), dict):
+            spec["content_args"] = {k: v for k, v in spec["content_args"].items() if k not in _SEED_XML_ARGS}
+        fields[name] = spec
+    out["fields"] = fields
+    return out
+
+
 def reference(family: Family, tools: list[dict[str, Any]]) -> Impl:
     try:
         from transformers.utils.chat_parsing import ResponseParser, parse_response
         from transformers.utils.chat_parsing.response_templates import load_response_template
 
-        template = load_response_template(rt.templates.get(family.name).to_dict())
+        template = load_response_template(seed_projection(rt.templates.get(family.name).to_dict()))
         parse_response("", template, prefix=family.prefix)  # fails early for templates it cannot run
     except Exception as exc:
         return Impl("reference", None, None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}")

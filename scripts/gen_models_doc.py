@@ -71,10 +71,9 @@ checks; do not edit it by hand.
 LIMITS = """\
 ## What the seed language could not say, and how the templates cope
 
-* **No optional placeholder.** A transform placeholder must resolve, and a regex group that did not take
-  part in the match is not a variable. Mistral v3 writes a call id only sometimes, Mistral Small 3.2 a
-  `[CALL_ID]` only in its HF template: the templates capture an empty default (`(?P<id>)` as an
-  alternative), so a call without an id gets `"id": ""` instead of failing the whole parse.
+Most gaps are closed by the template-language extensions ([extensions.md](extensions.md)); the table's
+*extensions* column says which family uses which. What remains:
+
 * **`json` with `allow_non_json` strips the text it falls back to.** "JSON if it parses, else the exact
   text" cannot be said, so XML-argument families (Qwen3-Coder, GLM, MiniMax, Seed-OSS, DSML, Hy3, Laguna,
   MiniCPM5, Step) keep raw strings and rely on `tools=` to type them; without `tools=` a number stays
@@ -82,14 +81,15 @@ LIMITS = """\
 * **No field that reads and discards.** gpt-oss's built-in tools (`to=browser.*`, `to=python`) are matched
   by a field whose `transform` is `null`: the value never reaches the message, but its region events still
   stream.
-* **No optional wrapper around the implicit field (E6).** Where content may be bare or wrapped
-  (`<|START_RESPONSE|>`, `<response>`, `<answer>`, `<|START_TEXT|>`), the wrapper tokens are listed as the
-  implicit field's closes, so they are consumed and the text kept either way; a literal `<response>` in
-  ordinary text is consumed too.
-* **Regex delimiters cost more while streaming.** A parser state that watches only literals skips chunks
-  that cannot touch a delimiter; one regex (a tool open that captures a name) makes every chunk go through
-  the regex scanner. The templates use literal lists where a regex was only a convenience (a reasoning block
-  closed by `</think>` *or* by the tool-call block tag), so long reasoning streams on the fast path;
+* **Optional wrappers (E6)** are fields that feed `into` the implicit content field
+  (`<|START_RESPONSE|>`, `<response>`, `<answer>`, `<|START_TEXT|>`): bare and wrapped answers both reach
+  content, and a wrapper's close in bare text stays text.
+* **Tool calls inside the reasoning (E5)** are read by the families that declare `interleaved`; `qwen3`
+  (Hermes JSON) keeps such a call as reasoning text, since peers disagree whether it is a call.
+* **Regex delimiters and streaming cost.** While nothing is held back, a chunk that contains none of the
+  characters a watched delimiter can start with skips the scanner. For a regex the parser works those
+  characters out from the pattern (`<` for `(?:<tool_call>\\s*)?<function=...>`); a regex that can start
+  anywhere (`\\s*<|tool_call_end|>`, `.`, `\\w`) sends every chunk of that state through the scanner.
   `benchmarks/bench_families.py` measures the heaviest families against the reference.
 """
 

@@ -49,6 +49,7 @@ def test_known_extensions() -> None:
         "json-envelope",
         "optional-placeholders",
         "json-value-end",
+        "interleaved",
     }
 
 
@@ -61,7 +62,7 @@ def test_declared_extensions_are_kept_with_version_1() -> None:
 @pytest.mark.parametrize(
     ("extensions", "needle"),
     [
-        (["interleaved"], "unknown extension 'interleaved'"),
+        (["nesting"], "unknown extension 'nesting'"),
         (["nope"], "unknown extension 'nope'"),
         ("python-calls", "must be a list"),
         ([1], "must be a list"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from importlib import resources
@@ -16,6 +17,15 @@ DATA = Path(__file__).resolve().parent / "data"
 CHAT_TEMPLATES = DATA / "chat_templates"
 FAMILIES = library.families()
 WITH_TEMPLATE = [f for f in FAMILIES if f.template_data is not None]
+
+
+@pytest.fixture
+def needs_extension(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MiniMax-M1 as it was before json-value-end (E3): no library family needs an extension any more."""
+    fam = dataclasses.replace(
+        library.family("minimax-m1"), status="needs-extension", needs=("E3",), uses=(), template_data=None
+    )
+    monkeypatch.setitem(library._families(), "minimax-m1", fam)
 
 
 # ---------------------------------------------------------------------------------------------- data
@@ -58,7 +68,7 @@ def test_family_is_consistent(fam: library.Family) -> None:
         assert own <= {"reasoning_content", "content", "tool_calls", "builtin_tool_call"}
         routed = {r.to for f in template.fields for r in (f.route or {}).values()}
         assert routed <= {"reasoning_content", "content", "tool_calls"}
-        assert {f.into for f in template.fields if f.into is not None} <= {"tool_calls"}
+        assert {f.into for f in template.fields if f.into is not None} <= {"tool_calls", "content"}
     if fam.status == "partial":
         assert fam.needs and any("PARTIAL" in note for note in fam.notes)
     for variant in fam.variants:
@@ -91,7 +101,7 @@ def test_names_and_aliases_are_unique_and_resolve() -> None:
             assert library.family(key.upper()).name == fam.name
 
 
-def test_names_lists_families_with_templates() -> None:
+def test_names_lists_families_with_templates(needs_extension: None) -> None:
     names = rt.templates.names()
     assert names == sorted(names)
     assert "qwen3" in names and "gpt-oss" in names and "minimax-m1" not in names
@@ -116,7 +126,7 @@ def test_get_unknown_name_lists_near_matches() -> None:
     assert "near matches" in str(info.value)
 
 
-def test_get_family_that_needs_an_extension() -> None:
+def test_get_family_that_needs_an_extension(needs_extension: None) -> None:
     with pytest.raises(library.ExtensionRequiredError, match="E3") as info:
         rt.templates.get("minimax-m1")
     assert info.value.family.name == "minimax-m1"
@@ -160,7 +170,7 @@ def test_for_unknown_model_lists_near_matches() -> None:
         rt.templates.for_model("")
 
 
-def test_for_model_of_a_family_that_needs_an_extension() -> None:
+def test_for_model_of_a_family_that_needs_an_extension(needs_extension: None) -> None:
     with pytest.raises(library.ExtensionRequiredError):
         rt.templates.for_model("MiniMaxAI/MiniMax-M1-80k")
     # Llama 4 is read through the python-calls extension now.
@@ -307,6 +317,8 @@ def test_uses_lists_exactly_the_declared_extensions() -> None:
         "E2": "item-transform",
         "E3": "json-value-end",
         "E4": "xml-values",
+        "E5": "interleaved",
+        "E6": "into",
         "E7": "json-envelope",
         "E8": "into",
         "E9": "optional-placeholders",

@@ -7,6 +7,8 @@ reports none, the true first match on T does not start before the position it ca
 
 from __future__ import annotations
 
+from typing import Any
+
 import regex
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
@@ -135,3 +137,57 @@ def test_rewrite_leaves_sets_escapes_and_comments_alone() -> None:
     assert rewrite_end_assertions(r"[$\b]\$(?#$)")[0] == r"[$\b]\$(?#$)"
     assert rewrite_end_assertions(r"[]$]")[0] == r"[]$]"
     assert rewrite_end_assertions(r"(?<=a)b") == (r"(?=[\s\S]|)(?<=a)b", True)
+
+
+# -- the parser's fast path: the characters a regex match can start at ----------------------------------
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(patterns(), texts)
+@example(r"(?:<a>\s*)?<b", "x <a> <b")
+@example(r"</a>|(?=<a>)", "x<a>")
+@example(r"(?<=a)b|<", "ab<")
+def test_first_chars_bound_every_match_start(pattern: str, text: str) -> None:
+    """Wherever a match starts (after the start of the text), its first character is in the set."""
+    from response_templates.matching import regex_first_chars
+
+    try:
+        compiled = regex.compile(pattern, FLAGS)
+    except regex.error:
+        assume(False)
+        raise
+    first = regex_first_chars(pattern)
+    assume(first is not None)
+    assert first
+    for p in range(1, len(text) + 1):
+        if compiled.match(text, p) is not None:
+            assert p < len(text) and text[p] in first, (pattern, text, p, first)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(patterns(), patterns(), st.lists(st.text(alphabet=ALPHABET, min_size=1, max_size=4), max_size=8))
+@example("^a|<", ">", ["a<b", "x>", "a"])
+def test_parser_fast_path_never_changes_the_result(open_p: str, close_p: str, chunks: list[str]) -> None:
+    """A template whose regex delimiters have known first characters streams exactly as it parses whole."""
+    import response_templates as rt
+
+    template = {
+        "start_anchor": "@",
+        "fields": {"r": {"open_pattern": open_p, "close_pattern": close_p}, "c": {}},
+    }
+    try:
+        rt.load_template(template)
+    except rt.TemplateError:
+        assume(False)
+        raise
+    text = "".join(chunks)
+
+    def run(pieces: list[str]) -> Any:
+        parser = rt.ResponseParser(template, prefix="")
+        events = []
+        for piece in pieces:
+            events += parser.feed(piece)
+        message, final = parser.finalize()
+        return message, [(e["type"], e["field"]) for e in events + final if e["type"] != "region_chunk"]
+
+    assert run(chunks) == run([text]) if text else True

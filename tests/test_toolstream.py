@@ -487,6 +487,27 @@ FAMILIES: dict[str, tuple[dict, str, str, list | None]] = {
         "<think>\nEasy.\n</think>\n\n  Hello there!  \n\n<|im_end|>",
         None,
     ),
+    "kimi-k2-interleaved": (  # extension interleaved: a call inside the reasoning, which resumes after it
+        rt.templates.get("kimi-k2").to_dict(),
+        "<|im_user|>user<|im_middle|>Weather?<|im_end|><|im_assistant|>assistant<|im_middle|>",
+        "<think>I'm thinking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+        '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|> Still '
+        "thinking.</think>Done.<|im_end|>",
+        None,
+    ),
+    "llama-3.1-builtin": (  # extension into: built-in calls in Python syntax feed tool_calls
+        rt.templates.get("llama-3.1-builtin").to_dict(),
+        "<|start_header_id|>user<|end_header_id|>\n\nSearch<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+        '<|python_tag|>brave_search.call(query="weather in Paris")<|eom_id|>',
+        None,
+    ),
+    "cohere-r7b-wrapped": (  # into the implicit field: the answer inside an optional wrapper
+        rt.templates.get("cohere-command-r7b").to_dict(),
+        "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>Hi<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",
+        "<|START_THINKING|>Greet them.<|END_THINKING|><|START_RESPONSE|>Hello there!<|END_RESPONSE|>"
+        "<|END_OF_TURN_TOKEN|>",
+        None,
+    ),
     "text-around-calls": (
         HERMES,
         "<|im_start|>assistant\n",

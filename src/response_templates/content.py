@@ -21,7 +21,7 @@ Parsers:
   ``value``) becomes a dict; ``value_parser`` parses each value, ``merge_duplicates`` collects repeated
   keys into a list. With the extension ``xml-values``: ``type_group`` + ``type_parsers`` pick the value
   parser per tag from a captured attribute, ``unescape`` decodes HTML entities, ``cdata`` unwraps
-  ``<![CDATA[...]]>``.
+  ``<![CDATA[...]]>``, ``nested`` reads values written as child tags into objects and arrays.
 * ``kv-lines`` -- ``key: value`` lines become a dict (``line_sep``, ``kv_sep``, ``strip``,
   ``value_parser``); blank lines and lines without ``kv_sep`` are skipped.
 * ``python-calls`` (extension ``python-calls``, see docs/extensions.md) -- tool calls written as Python
@@ -58,6 +58,7 @@ from .errors import ContentError, TemplateError
 __all__ = [
     "CONTENT_PARSERS",
     "MAX_JSON_DEPTH",
+    "MAX_XML_DEPTH",
     "REGEX_TIMEOUT",
     "ContentArgs",
     "ContentParser",
@@ -73,7 +74,10 @@ REGEX_TIMEOUT: float = 1.0
 """Seconds one ``xml-inline`` parse may spend in its ``tag_pattern`` before it is abandoned."""
 
 #: ``xml-inline`` arguments that belong to the extension ``xml-values`` (docs/extensions.md).
-XML_VALUES_ARGS: tuple[str, ...] = ("type_group", "type_parsers", "unescape", "cdata")
+XML_VALUES_ARGS: tuple[str, ...] = ("type_group", "type_parsers", "unescape", "cdata", "nested")
+
+MAX_XML_DEPTH: int = 100
+"""Deepest element nesting of an ``xml-inline`` argument with ``nested`` (its own tag is level 1)."""
 
 MAX_VALUE_PARSER_NESTING: int = 8
 """How many ``value_parser`` levels may be nested inside each other."""
@@ -504,6 +508,7 @@ def _validate_xml_inline(args: Any, field: str | None) -> dict:
         )
     value_parser, sub = _validate_value_parser(args.get("value_parser"), name, field)
     type_group, type_parsers = _validate_type_group(args, compiled, field)
+    nested, nested_re, leaf = _validate_nested(args.get("nested", False), field)
     return ContentArgs(
         tag_pattern=pattern,
         value_parser=value_parser,
@@ -512,10 +517,71 @@ def _validate_xml_inline(args: Any, field: str | None) -> dict:
         type_parsers=None if type_parsers is None else {k: spec for k, (spec, _) in type_parsers.items()},
         unescape=_bool_arg(args, "unescape", False, name, field),
         cdata=_bool_arg(args, "cdata", False, name, field),
+        nested=nested,
         _tag_re=compiled,
         _value_parser=sub,
         _type_parsers=type_parsers,
+        _nested_re=nested_re,
+        _leaf_parser=leaf,
     )
+
+
+_NESTED_KEYS = ("tag_prefix", "item_tag", "leaf_parser")
+
+
+def _validate_nested(
+    nested: Any, field: str | None
+) -> tuple[dict | None, regex.Pattern[str] | None, ContentParser | None]:
+    """``nested`` (extension ``xml-values``): ``false``, ``true`` or an object of ``_NESTED_KEYS``.
+
+    Returns the normalized setting (``None`` when off), the compiled tag scanner and the leaf parser.
+    """
+    if nested is False:
+        return None, None, None
+    if nested is True:
+        nested = {}
+    if not isinstance(nested, Mapping):
+        raise TemplateError(
+            "content_args 'nested' of content parser 'xml-inline' must be true, false or an object with "
+            f"the optional keys {', '.join(repr(k) for k in _NESTED_KEYS)}; "
+            f"got {_type_name(nested)} {nested!r}",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    unknown = [k for k in nested if k not in _NESTED_KEYS]
+    if unknown:
+        raise TemplateError(
+            f"content_args 'nested' has unknown keys {', '.join(repr(k) for k in unknown)}; it accepts "
+            f"{', '.join(repr(k) for k in _NESTED_KEYS)}",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    prefix = nested.get("tag_prefix", "")
+    if not isinstance(prefix, str):
+        raise TemplateError(
+            f"content_args 'nested.tag_prefix' must be a string (the literal written before every tag), "
+            f"got {_type_name(prefix)} {prefix!r}",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    item_tag = nested.get("item_tag")
+    if item_tag is not None and (not isinstance(item_tag, str) or not _XML_NAME.fullmatch(item_tag)):
+        raise TemplateError(
+            f"content_args 'nested.item_tag' must be a tag name such as \"item\" (or null), got {item_tag!r}",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    try:
+        leaf_spec, leaf = _validate_value_parser(nested.get("leaf_parser"), "xml-inline", field)
+    except TemplateError as exc:
+        raise TemplateError(f"nested.leaf_parser: {exc.detail}", field=field, key=_ARGS_KEY) from None
+    scanner = regex.compile(
+        r"(?P<cdata><!\[CDATA\[.*?(?:\]\]>|\Z))"
+        rf"|{regex.escape(prefix)}<(?P<close>/)?(?P<name>{_XML_NAME.pattern})(?:\s[^<>]*?)?(?P<self>/)?>",
+        regex.DOTALL,
+    )
+    normalized = {"tag_prefix": prefix, "item_tag": item_tag, "leaf_parser": leaf_spec}
+    return normalized, scanner, leaf
 
 
 def _validate_type_group(
@@ -567,56 +633,217 @@ def _xml_raw_value(raw: str, args: Mapping[str, Any]) -> str:
     return raw
 
 
-def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    args = _ensure_valid(args, _validate_xml_inline)
-    tag_re: regex.Pattern[str] = args["_tag_re"]
-    merge: bool = args["merge_duplicates"]
-    out: dict[str, Any] = {}
-    merged: set[str] = set()  # keys whose value is a list built by merge_duplicates
+def _xml_matches(tag_re: regex.Pattern[str], text: str, args: Mapping[str, Any]) -> Any:
+    """``tag_re.finditer`` that turns a regex timeout into a ContentError."""
     matches = tag_re.finditer(text, timeout=REGEX_TIMEOUT)
     while True:
         try:
             match = next(matches, None)
         except TimeoutError:
-            raise ContentError(
-                f"xml-inline: tag_pattern {args['tag_pattern']!r} ran longer than {REGEX_TIMEOUT} s on this "
-                "text (catastrophic backtracking?)"
-            ) from None
+            raise _xml_timeout(args) from None
         if match is None:
-            return out
-        key = match.group("key")
-        if key is None:
-            raise ContentError(
-                f"xml-inline: tag_pattern matched {_show(match.group(0))} at character {match.start()} "
-                "but its 'key' group took no part in the match"
-            )
-        if args["unescape"]:
-            key = html.unescape(key)
+            return
+        yield match
+
+
+def _xml_timeout(args: Mapping[str, Any]) -> ContentError:
+    return ContentError(
+        f"xml-inline: tag_pattern {args['tag_pattern']!r} ran longer than {REGEX_TIMEOUT} s on this "
+        "text (catastrophic backtracking?)"
+    )
+
+
+def _xml_key(match: regex.Match[str], args: Mapping[str, Any]) -> str:
+    key = match.group("key")
+    if key is None:
+        raise ContentError(
+            f"xml-inline: tag_pattern matched {_show(match.group(0))} at character {match.start()} "
+            "but its 'key' group took no part in the match"
+        )
+    return html.unescape(key) if args["unescape"] else key
+
+
+def _xml_leaf(raw: str, args: Mapping[str, Any], chosen: Any, where: str) -> Any:
+    """A value without child elements: CDATA unwrap / unescape, then the chosen (or the default) parser."""
+    raw = _xml_raw_value(raw, args)
+    if chosen is not None:
+        spec, sub = chosen
+        try:
+            return sub.parse(raw, spec["args"])
+        except ContentError as exc:
+            raise ContentError(f"{where}: {exc}") from exc
+    return _parse_value(raw, args, where)
+
+
+def _xml_chosen(match: regex.Match[str], args: Mapping[str, Any]) -> Any:
+    """The ``(spec, parser)`` that ``type_group`` / ``type_parsers`` pick for this match, if any."""
+    typed = args["_type_parsers"]
+    return typed.get(match.group(args["type_group"])) if typed is not None else None
+
+
+def _xml_store(out: dict[str, Any], merged: set[str], key: str, value: Any, merge: bool) -> None:
+    if merge and key in out:
+        if key in merged:
+            out[key].append(value)
+        else:
+            out[key] = [out[key], value]
+            merged.add(key)
+    else:
+        out[key] = value
+
+
+def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    args = _ensure_valid(args, _validate_xml_inline)
+    if args["nested"] is not None:
+        return _parse_xml_nested(text, args)
+    merge: bool = args["merge_duplicates"]
+    out: dict[str, Any] = {}
+    merged: set[str] = set()  # keys whose value is a list built by merge_duplicates
+    for match in _xml_matches(args["_tag_re"], text, args):
+        key = _xml_key(match, args)
         raw_value = match.group("value")
         # A value group that took no part in the match (e.g. a self-closing tag) gives None.
         if raw_value is None:
             value = None
         else:
-            raw_value = _xml_raw_value(raw_value, args)
-            where = f"xml-inline value of {key!r}"
-            typed = args["_type_parsers"]
-            chosen = typed.get(match.group(args["type_group"])) if typed is not None else None
-            if chosen is not None:
-                spec, sub = chosen
-                try:
-                    value = sub.parse(raw_value, spec["args"])
-                except ContentError as exc:
-                    raise ContentError(f"{where}: {exc}") from exc
-            else:
-                value = _parse_value(raw_value, args, where)
-        if merge and key in out:
-            if key in merged:
-                out[key].append(value)
-            else:
-                out[key] = [out[key], value]
-                merged.add(key)
+            value = _xml_leaf(raw_value, args, _xml_chosen(match, args), f"xml-inline value of {key!r}")
+        _xml_store(out, merged, key, value, merge)
+    return out
+
+
+# Nested values (``nested``): the text is cut into elements by tag balance, then read recursively.
+
+
+@dataclass
+class _XmlNode:
+    """One element found by :func:`_xml_scan` (positions index the scanned text)."""
+
+    name: str
+    start: int  # the open tag, tag_prefix included
+    inner_start: int
+    inner_end: int = -1
+    end: int = -1
+    empty: bool = False  # a self-closing tag
+    has_text: bool = False  # non-whitespace text (or CDATA) directly inside, outside the children
+    children: list[_XmlNode] | None = None
+
+
+_XML_NAME = regex.compile(r"[A-Za-z_][^\s<>/\"'=]*")
+
+
+def _xml_scan(text: str, scanner: regex.Pattern[str], max_depth: int, where: str) -> _XmlNode:
+    """The element tree of ``text`` under a root node; ContentError for bad nesting or too much depth."""
+    root = _XmlNode("", 0, 0, len(text), len(text), children=[])
+    stack = [root]
+    last = 0
+    matches = scanner.finditer(text, timeout=REGEX_TIMEOUT)
+    while True:
+        try:
+            match = next(matches, None)
+        except TimeoutError:  # pragma: no cover - the scanner is linear
+            raise ContentError(f"{where}: the tag scan ran longer than {REGEX_TIMEOUT} s") from None
+        top = stack[-1]
+        if match is None:
+            if text[last:].strip():
+                top.has_text = True
+            break
+        if match.group("cdata") is not None or text[last : match.start()].strip():
+            top.has_text = True
+        last = match.end()
+        if match.group("cdata") is not None:
+            continue
+        name = match.group("name")
+        if match.group("close"):
+            if top is root:
+                raise ContentError(
+                    f"{where}: the close tag {_show(match.group(0))} at character {match.start()} has no "
+                    "open tag"
+                )
+            if top.name != name:
+                raise ContentError(
+                    f"{where}: the close tag {_show(match.group(0))} at character {match.start()} does not "
+                    f"match <{top.name}> opened at character {top.start} (tags must nest)"
+                )
+            stack.pop()
+            top.inner_end, top.end = match.start(), match.end()
+            stack[-1].children.append(top)  # type: ignore[union-attr]
+            continue
+        if len(stack) > max_depth:
+            raise ContentError(f"{where}: elements are nested more than {MAX_XML_DEPTH} levels deep")
+        if match.group("self"):
+            node = _XmlNode(name, match.start(), match.end(), match.end(), match.end(), empty=True)
+            top.children.append(node)  # type: ignore[union-attr]
         else:
-            out[key] = value
+            stack.append(_XmlNode(name, match.start(), match.end(), children=[]))
+    if len(stack) > 1:
+        node = stack[-1]
+        raise ContentError(
+            f"{where}: <{node.name}> opened at character {node.start} is never closed "
+            f"({_show(text[node.start : node.inner_start])})"
+        )
+    return root
+
+
+def _xml_node_value(text: str, node: _XmlNode, args: Mapping[str, Any], leaf: Any, where: str) -> Any:
+    """The value of one child element: null, a container or a leaf."""
+    if node.empty:
+        return None
+    if node.children and not node.has_text:
+        return _xml_container(text, node.children, args, leaf, where)
+    return _xml_leaf(text[node.inner_start : node.inner_end], args, leaf, f"xml-inline value of {where!r}")
+
+
+def _xml_container(
+    text: str, children: list[_XmlNode], args: Mapping[str, Any], leaf: Any, where: str
+) -> Any:
+    """Child elements as an array (one shared name that is ``item_tag``, or 2+ of them) or an object."""
+    first = children[0].name
+    if all(child.name == first for child in children) and (
+        first == args["nested"]["item_tag"] or len(children) > 1
+    ):
+        return [_xml_node_value(text, child, args, leaf, f"{where}[{i}]") for i, child in enumerate(children)]
+    out: dict[str, Any] = {}
+    merged: set[str] = set()
+    for child in children:
+        key = html.unescape(child.name) if args["unescape"] else child.name
+        value = _xml_node_value(text, child, args, leaf, f"{where}.{key}")
+        _xml_store(out, merged, key, value, args["merge_duplicates"])
+    return out
+
+
+def _parse_xml_nested(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    scanner: regex.Pattern[str] = args["_nested_re"]
+    tag_re: regex.Pattern[str] = args["_tag_re"]
+    sub = args["_leaf_parser"]
+    leaf_spec = args["nested"]["leaf_parser"]
+    out: dict[str, Any] = {}
+    merged: set[str] = set()
+    for element in _xml_scan(text, scanner, MAX_XML_DEPTH, "xml-inline").children or ():
+        span = text[element.start : element.end]
+        try:
+            match = tag_re.fullmatch(span, timeout=REGEX_TIMEOUT)
+        except TimeoutError:
+            raise _xml_timeout(args) from None
+        if match is None:
+            raise ContentError(
+                f"xml-inline: tag_pattern {args['tag_pattern']!r} does not match the whole element "
+                f"{_show(span)} at character {element.start} (with 'nested', it must)"
+            )
+        key = _xml_key(match, args)
+        raw_value = match.group("value")
+        if raw_value is None:
+            value = None
+        else:
+            chosen = _xml_chosen(match, args)
+            where = f"xml-inline value of {key!r}"
+            inner = _xml_scan(raw_value, scanner, MAX_XML_DEPTH - 1, where)
+            if inner.children and not inner.has_text:
+                leaf = (leaf_spec, sub) if sub is not None else chosen
+                value = _xml_container(raw_value, inner.children, args, leaf, key)
+            else:  # no child elements, or text mixed with them: the flat rules, on the whole text
+                value = _xml_leaf(raw_value, args, chosen, where)
+        _xml_store(out, merged, key, value, args["merge_duplicates"])
+    return out
 
 
 # -------------------------------------------------------------------------------------------- kv-lines

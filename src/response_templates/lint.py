@@ -55,7 +55,15 @@ LEVELS = ("error", "warning", "note")
 _SEED_PARSERS = frozenset({"text", "int", "float", "bool", "json", "xml-inline", "kv-lines"})
 # Names used by the extension design (docs/design/extensions.md) and the research drafts.
 _EXTENSION_PARSERS = {"python-calls": "E1", "json-lines": "E3", "json-envelope": "E7"}
-_EXTENSION_FIELD_KEYS = {"each_item": "E2", "inside": "E5", "wrap": "E6", "route": "E7", "into": "E8"}
+_EXTENSION_FIELD_KEYS = {
+    "each_item": "E2",
+    "close_json": "E3",
+    "inside": "E5",
+    "within": "E5",
+    "wrap": "E6",
+    "route": "E7",
+    "into": "E8",
+}
 _EXTENSION_XML_ARGS = {"type_group": "E4", "unescape": "E4", "cdata": "E4", "nested": "E4"}
 _PATTERN_KEYS = ("open_pattern", "close_pattern")
 _CHAT_MARKUP = ("<|", "|>", "<｜", "｜>", "[INST]", "[/INST]", "<start_of_turn>", "<seed:", "]~b]")
@@ -329,6 +337,8 @@ def _check_extensions(fields: Mapping[str, Any], data: Mapping[str, Any]) -> Ite
                 )
         for key, ext in _EXTENSION_FIELD_KEYS.items():
             if key in spec:
+                if key == "into" and isinstance(spec["into"], str) and _is_implicit(fields.get(spec["into"])):
+                    ext = "E6 (into the implicit field: an optional wrapper of its text)"
                 yield Issue("note", "extension", f"key {key!r} is extension {ext}", name, key)
         if isinstance(spec.get("close"), Mapping):
             yield Issue(
@@ -345,6 +355,10 @@ def _check_extensions(fields: Mapping[str, Any], data: Mapping[str, Any]) -> Ite
                     yield Issue(
                         "note", "extension", f"content_args {key!r} is extension {ext}", name, "content_args"
                     )
+
+
+def _is_implicit(spec: Any) -> bool:
+    return isinstance(spec, Mapping) and "open" not in spec and "open_pattern" not in spec
 
 
 def _uses_item_variables(transform: Any) -> bool:

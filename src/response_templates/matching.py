@@ -179,6 +179,104 @@ def compile_pattern(source: str, *, field: str | None, key: str) -> tuple[Any, A
     return search, probe, lookbehind
 
 
+# The first characters a regex can match at, for the parser's fast path. Read with Python's own regex
+# parser (the patterns are `regex` patterns; anything it does not read the same way gives "unknown").
+_MAX_FIRST = 256
+
+
+def regex_first_chars(source: str) -> str | None:
+    """The characters that every match of ``source`` starts at, or None when that is not a small known set.
+
+    A match starting at position ``p`` (zero-width or not) needs ``text[p]`` to be one of them, so a chunk
+    with none of them cannot contain the start of a match -- except at the very start of the stream, where
+    a ``^`` branch may match (the parser never takes its fast path there). None for anything this analysis
+    cannot bound: a pattern that can match the empty string anywhere, ``$`` and word boundaries, ``.``, classes such
+    as ``\\s`` or negated sets at the start, case-insensitive parts, backreferences, or a pattern that
+    Python's ``re`` parser does not read.
+
+    >>> regex_first_chars(r"(?:<tool_call>\\s*)?<function=(?P<name>[^>]+)>")
+    '<'
+    >>> regex_first_chars(r"<think>|^\\s*(?=</think>)")  # a ^ branch matches only at the start
+    '<'
+    >>> regex_first_chars(r"\\s*</think>") is None
+    True
+    """
+    try:
+        import re._parser as sre_parse  # Python 3.11+
+    except ImportError:  # pragma: no cover
+        import sre_parse  # type: ignore[import-not-found, no-redef]
+    import re
+
+    try:
+        parsed = sre_parse.parse(source, re.DOTALL)
+    except Exception:  # any syntax Python's parser does not share with `regex`
+        return None
+    if parsed.state.flags & re.IGNORECASE:
+        return None
+    consts = sre_parse
+
+    def seq(items: Any) -> tuple[set[str] | None, bool]:
+        acc: set[str] = set()
+        for op, av in items:
+            first, nullable = item(op, av)
+            if first is None:
+                return None, True
+            acc |= first
+            if not nullable:
+                return acc, False
+        return acc, True
+
+    def item(op: Any, av: Any) -> tuple[set[str] | None, bool]:
+        if op is consts.LITERAL:
+            return {chr(av)}, False
+        if op is consts.IN:
+            chars: set[str] = set()
+            for kind, value in av:
+                if kind is consts.LITERAL:
+                    chars.add(chr(value))
+                elif kind is consts.RANGE and value[1] - value[0] < _MAX_FIRST:
+                    chars.update(chr(c) for c in range(value[0], value[1] + 1))
+                else:
+                    return None, True
+            return chars, False
+        if op is consts.BRANCH:
+            union: set[str] = set()
+            any_nullable = False
+            for branch in av[1]:
+                first, nullable = seq(branch)
+                if first is None:
+                    return None, True
+                union |= first
+                any_nullable = any_nullable or nullable
+            return union, any_nullable
+        if op is consts.SUBPATTERN:
+            if av[1] & re.IGNORECASE:
+                return None, True
+            return seq(av[3])
+        if op in (consts.MAX_REPEAT, consts.MIN_REPEAT, getattr(consts, "POSSESSIVE_REPEAT", None)):
+            first, nullable = seq(av[2])
+            return first, nullable or av[0] == 0
+        if op is getattr(consts, "ATOMIC_GROUP", None):
+            return seq(av)
+        if op is consts.ASSERT:
+            if av[0] < 0:
+                return set(), True  # a lookbehind constrains earlier text only
+            first, nullable = seq(av[1])
+            if first is None or nullable:
+                return set(), True
+            return first, False  # zero-width, but the character at the match position is one of these
+        if op is consts.ASSERT_NOT:
+            return set(), True
+        if op is consts.AT and av in (consts.AT_BEGINNING, consts.AT_BEGINNING_STRING):
+            return set(), False  # matches only at the start of the stream, which the fast path never skips
+        return None, True
+
+    first, nullable = seq(parsed)
+    if first is None or nullable or not first or len(first) > _MAX_FIRST:
+        return None
+    return "".join(sorted(first))
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     """A final delimiter match: span in the buffer and its named captures."""
@@ -205,6 +303,8 @@ class Delimiter:
     probe: Any = None
     lookbehind: bool = False
     group_names: frozenset[str] = frozenset()
+    #: Regex delimiters: the characters every match starts at (None: unknown); see regex_first_chars.
+    first_chars: str | None = None
 
     @classmethod
     def literal(cls, value: Any, *, field: str, kind: str, key: str) -> Delimiter:
@@ -252,6 +352,7 @@ class Delimiter:
             probe=probe,
             lookbehind=lookbehind,
             group_names=frozenset(search.groupindex),
+            first_chars=regex_first_chars(source),
         )
 
     @property
@@ -331,8 +432,9 @@ class WatchSet:
     prefix_last_chars: frozenset[str] = frozenset()
     max_prefix: int = 0
     regexes: tuple[Delimiter, ...] = ()
-    #: For literal-only sets: the characters a delimiter can start with. A chunk that contains none of
-    #: them, arriving when nothing is held back, cannot start or complete a delimiter.
+    #: The characters a delimiter can start with (None: unknown, because of a regex that
+    #: :func:`regex_first_chars` cannot bound). A chunk that contains none of them, arriving when nothing
+    #: is held back and not at the start of the stream, cannot start or complete a delimiter.
     first_chars: str | None = None
     first_re: Any = None
 
@@ -349,7 +451,12 @@ class WatchSet:
                 owner.setdefault(lit, d)
                 for k in range(1, len(lit)):
                     prefixes.add(lit[:k])
-        first_chars = None if regexes else "".join(sorted({lit[0] for lit in owner}))
+        first_chars: str | None = "".join(sorted({lit[0] for lit in owner}))
+        for d in regexes:
+            if d.first_chars is None:
+                first_chars = None
+                break
+            first_chars = "".join(sorted(set(first_chars) | set(d.first_chars)))
         literal_re = None
         if owner:
             alternation = "|".join(regex.escape(s) for s in sorted(owner, key=len, reverse=True))

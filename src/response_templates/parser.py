@@ -105,6 +105,7 @@ class ResponseParser:
         "_pos",
         "_region",
         "_skip_empty_at",
+        "_suspended",
         "_tool_params",
         "_watch",
         "_window",
@@ -150,6 +151,8 @@ class ResponseParser:
         self._body: list[str] = []
         self._body_start = 0
         self._captures: dict[str, str] = {}
+        # interleaved: the region a nested region opened inside (field, body, body start, captures).
+        self._suspended: tuple[FieldSpec, list[str], int, dict[str, str]] | None = None
         self._finalized = False
         self.errors: list[ResponseTemplateError] = []
         self.initial_events: list[Event] = []
@@ -186,10 +189,12 @@ class ResponseParser:
         if self._pos == len(buf) and not self._incoming:
             # Nothing is held back: the chunk starts a fresh buffer (keeping the lookbehind window).
             first = self._fast_first
-            if first is not None and (
-                first not in text if self._fast_re is None else not self._fast_re.search(text)
+            if (
+                first is not None
+                and buf  # not at the start of the stream, where a '^' pattern may match anything
+                and (first not in text if self._fast_re is None else not self._fast_re.search(text))
             ):
-                # Fast path: only literals are watched and none can start in this chunk.
+                # Fast path: no watched delimiter can start in this chunk (see WatchSet.first_chars).
                 self._base += len(buf)
                 self._buf = text
                 self._pos = len(text)
@@ -308,8 +313,8 @@ class ResponseParser:
                     self._pos = stop
                 if end >= 0 or final:
                     self._close_region(events, None)
-                    if end >= 0:
-                        continue
+                    if end >= 0 or self._region is not None:
+                        continue  # more text, or a resumed outer region (interleaved) to close too
                 return
             watch = self._watch
             buf = self._buf
@@ -322,8 +327,10 @@ class ResponseParser:
                 if undecided > self._pos:
                     self._route(events, buf[self._pos : undecided])
                     self._pos = undecided
-                if final:
+                if final and (self._region is not None or self._implicit_open):
                     self._close_region(events, None)
+                    if self._region is not None:
+                        continue  # the outer region of an interleaved one resumed: close it too
                 return
             if match.start > self._pos:
                 self._route(events, buf[self._pos : match.start])
@@ -332,7 +339,11 @@ class ResponseParser:
                 self._skip_empty_at = self._base + match.start
             d = match.delimiter
             if d.kind == "open":
-                self._close_region(events, None)
+                if self._region is not None:
+                    # interleaved: a field opens inside the open region, which resumes when it closes.
+                    self._suspended = (self._region, self._body, self._body_start, self._captures)
+                else:
+                    self._close_region(events, None)
                 field = t.by_name[d.field]
                 self._region = field
                 self._jend = JsonEnd() if field.close_json else None
@@ -389,20 +400,30 @@ class ResponseParser:
         captures = (
             {**self._captures, **close.captures} if close is not None and close.captures else self._captures
         )
-        # Reset first: whatever happens below, the parser is back outside any region.
-        self._region = None
+        # Reset first: whatever happens below, the parser is back outside any region (or back in the
+        # region this one opened inside, which resumes).
         self._jend = None
-        self._set_watch(self.template.outside)
         self._implicit_open = False
-        self._body = []
-        self._captures = {}
-        if field.implicit:
+        suspended = self._suspended
+        if suspended is None:
+            self._region = None
+            self._set_watch(self.template.outside)
+            self._body = []
+            self._captures = {}
+        else:
+            self._suspended = None
+            self._region, self._body, self._body_start, self._captures = suspended
+            self._set_watch(self.template.inside[self._region.name])
+        if field.implicit or field.into_implicit:
             # The implicit field's value is its segments parsed together at the end; a segment's own
             # region_close carries the segment's value, or None when it does not parse on its own
-            # (whitespace between two tool calls in an int field, say).
+            # (whitespace between two tool calls in an int field, say). A wrapper of the implicit text
+            # ('into' the implicit field) adds one more segment.
             self._assembler.add_implicit_segment(raw, captures, start)
             try:
-                value = self._process_value(field, raw, captures)
+                implicit = self.template.implicit
+                assert implicit is not None
+                value = self._process_value(implicit, raw, captures)
             except (ResponseTemplateError, ValueError, TypeError, LookupError, RecursionError):
                 value = None
             events.append({"type": "region_close", "field": field.name, "value": value})

@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
@@ -57,16 +57,22 @@ EXTENSIONS: Mapping[str, str] = MappingProxyType(
         "python-calls": "the 'python-calls' content parser: tool calls written as Python calls (E1)",
         "item-transform": "'transform_each' over single-key objects, binding {key} and {value} (E2)",
         "into": "the field key 'into': a field's values accumulate under another output key (E8)",
-        "xml-values": "'xml-inline' arguments type_group/type_parsers, unescape and cdata: typed XML values (E4)",
+        "xml-values": "'xml-inline' arguments type_group/type_parsers, unescape, cdata and nested: typed XML values (E4)",
         "json-envelope": "the field key 'route': one JSON object's top-level keys go to several output keys (E7)",
         "json-value-end": "the field key 'close_json': a region ends exactly where its JSON value ends (E3)",
         "optional-placeholders": 'transform placeholders written "{path?}": omitted (null in a list) when the path does not resolve',
+        "interleaved": "the field key 'within': a field may open inside another field's region, which resumes after it (E5)",
     }
 )
 #: Content parsers that belong to an extension: parser name -> extension to declare.
 _EXTENSION_PARSERS = {"python-calls": "python-calls"}
 #: Field keys that belong to an extension: key -> extension to declare.
-_EXTENSION_FIELD_KEYS = {"into": "into", "route": "json-envelope", "close_json": "json-value-end"}
+_EXTENSION_FIELD_KEYS = {
+    "into": "into",
+    "route": "json-envelope",
+    "close_json": "json-value-end",
+    "within": "interleaved",
+}
 #: Variables an item transform binds for each single-key object.
 ITEM_VARIABLES = frozenset({"key", "value"})
 _FIELD_KEYS = frozenset(
@@ -85,6 +91,7 @@ _FIELD_KEYS = frozenset(
         "into",
         "route",
         "close_json",
+        "within",
     }
 )
 #: ``json-envelope``: the route key that takes a value which is not a JSON object.
@@ -134,6 +141,11 @@ class FieldSpec:
     route: Mapping[str, Route] | None = None
     #: ``json-value-end`` extension: the region ends where its JSON value ends (no close delimiter).
     close_json: bool = False
+    #: ``interleaved`` extension: the fields inside whose open region this field may also open.
+    within: tuple[str, ...] = ()
+    #: ``into`` the implicit field: this field's text is one more segment of the implicit field (a
+    #: wrapper that the implicit text may or may not be written in).
+    into_implicit: bool = False
 
     @property
     def output_key(self) -> str:
@@ -366,6 +378,7 @@ def _compile_field(name: Any, spec: Any, extensions: tuple[str, ...] = ()) -> Fi
                 key="close_json",
             )
     into = _into(spec, name, repeats, optional, open_d is None)
+    within = _within(spec, name, open_d is None)
     route = _route(spec, name, optional, has_transform, extensions)
     return FieldSpec(
         name=name,
@@ -386,7 +399,68 @@ def _compile_field(name: Any, spec: Any, extensions: tuple[str, ...] = ()) -> Fi
         item_transform=item_transform,
         route=route,
         close_json=close_json,
+        within=within,
     )
+
+
+def _within(spec: Mapping[str, Any], name: str, implicit: bool) -> tuple[str, ...]:
+    """Field-level checks of the ``interleaved`` extension (the outer fields are checked with all fields)."""
+    if "within" not in spec:
+        return ()
+    raw = spec["within"]
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not raw or not all(isinstance(n, str) and n for n in raw):
+        raise TemplateError(
+            f"must be a field name or a non-empty list of field names, got {spec['within']!r}",
+            field=name,
+            key="within",
+        )
+    if len(set(raw)) != len(raw):
+        raise TemplateError(f"lists a field more than once: {raw!r}", field=name, key="within")
+    if name in raw:
+        raise TemplateError("a field cannot open inside itself", field=name, key="within")
+    if implicit:
+        raise TemplateError(
+            "the implicit field has no open delimiter, so it cannot open inside another region",
+            field=name,
+            key="within",
+        )
+    return tuple(raw)
+
+
+def _check_within(fields: tuple[FieldSpec, ...]) -> None:
+    """Each outer field of ``within`` is an explicit field that does not end with its JSON value and does
+    not open ``within`` another field itself (one level of nesting)."""
+    by_name = {f.name: f for f in fields}
+    for f in fields:
+        for outer_name in f.within:
+            outer = by_name.get(outer_name)
+            if outer is None:
+                raise TemplateError(
+                    f"names {outer_name!r}, which is not a field; fields: {sorted(by_name)}",
+                    field=f.name,
+                    key="within",
+                )
+            if outer.implicit:
+                raise TemplateError(
+                    f"{outer_name!r} is the implicit field: every field already opens wherever it is "
+                    "(its text is segments between other regions); 'within' names explicit fields",
+                    field=f.name,
+                    key="within",
+                )
+            if outer.close_json:
+                raise TemplateError(
+                    f"{outer_name!r} ends where its JSON value ends ('close_json'); nothing can open inside it",
+                    field=f.name,
+                    key="within",
+                )
+            if outer.within:
+                raise TemplateError(
+                    f"{outer_name!r} itself opens 'within' {list(outer.within)!r}; regions nest one level deep",
+                    field=f.name,
+                    key="within",
+                )
 
 
 def _into(spec: Mapping[str, Any], name: str, repeats: bool, optional: bool, implicit: bool) -> str | None:
@@ -505,10 +579,39 @@ def _check_routes(
     return frozenset(lists), frozenset(values)
 
 
-def _check_into(fields: tuple[FieldSpec, ...], defaults: Mapping[str, Any]) -> None:
+#: Keys a field feeding ``into`` the implicit field may not have: its text is parsed with the implicit field.
+_WRAPPER_FORBIDS = (
+    "content",
+    "content_args",
+    "transform",
+    "transform_each",
+    "repeats",
+    "route",
+    "close_json",
+)
+
+
+def _check_into(
+    fields: tuple[FieldSpec, ...], defaults: Mapping[str, Any], raw_fields: Mapping[str, Any]
+) -> tuple[FieldSpec, ...]:
+    """Check every ``into`` target; mark the fields that feed the implicit field (its wrappers)."""
     by_name = {f.name: f for f in fields}
+    out = []
     for f in fields:
-        if f.into is None:
+        target = by_name.get(f.into) if f.into is not None else None
+        if target is not None and target.implicit:
+            for key in _WRAPPER_FORBIDS:
+                if key in raw_fields[f.name]:
+                    raise TemplateError(
+                        f"a field feeding 'into' the implicit field {f.into!r} adds its text as one more "
+                        f"segment of it, parsed with it; it cannot have {key!r}",
+                        field=f.name,
+                        key=key,
+                    )
+            f = replace(f, into_implicit=True, dirty=target.dirty, parser=target.parser)
+        out.append(f)
+    for f in out:
+        if f.into is None or f.into_implicit:
             continue
         target = by_name.get(f.into)
         if target is None:
@@ -533,6 +636,7 @@ def _check_into(fields: tuple[FieldSpec, ...], defaults: Mapping[str, Any]) -> N
                 field=f.name,
                 key="into",
             )
+    return tuple(out)
 
 
 def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
@@ -558,7 +662,8 @@ def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
         raise TemplateError("must be a non-empty object of field specs", key="fields")
     extensions = _extensions(spec)
     fields = tuple(_compile_field(name, fspec, extensions) for name, fspec in raw_fields.items())
-    _check_into(fields, defaults)
+    fields = _check_into(fields, defaults, raw_fields)
+    _check_within(fields)
     route_lists, route_values = _check_routes(fields, defaults)
     implicit = [f for f in fields if f.implicit]
     if len(implicit) > 1:
@@ -593,7 +698,12 @@ def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
     if implicit_field is not None and implicit_field.close is not None:
         outside.append(implicit_field.close)
     inside = {
-        f.name: WatchSet.build([f.close] if f.close is not None else []) for f in fields if f.open is not None
+        f.name: WatchSet.build(
+            ([f.close] if f.close is not None else [])
+            + [g.open for g in fields if f.name in g.within and g.open is not None]
+        )
+        for f in fields
+        if f.open is not None
     }
     lookbehind = any(d.lookbehind for f in fields for d in (f.open, f.close) if d is not None)
     return ResponseTemplate(

@@ -1117,8 +1117,18 @@ class ToolCallStreamer:
     ) -> None:
         compiled = load_template(template)
         self.field = field
+        # The field itself, and every field that feeds it through 'into' (another syntax for the same
+        # calls), each with its own plan; regions of tool-call fields never overlap.
+        self._plans: dict[str, ToolCallPlan | None] = {}
         spec = compiled.by_name.get(field)
-        self.plan: ToolCallPlan | None = tool_call_plan(spec) if spec is not None else None
+        self._plans[field] = tool_call_plan(spec) if spec is not None else None
+        for other in compiled.fields:
+            if other.into == field and not other.into_implicit:
+                self._plans[other.name] = tool_call_plan(other)
+        #: The names of the fields whose events this streamer reads.
+        self.fields: frozenset[str] = frozenset(self._plans)
+        self.plan: ToolCallPlan | None = self._plans[field]
+        self._region_field = field
         self._params: dict[str, dict[str, Any]] = tool_parameters(tools)  # type: ignore[arg-type]
         self.eager = eager
         #: Messages of the calls that could not be completed, and of regions that produced no call.
@@ -1137,9 +1147,9 @@ class ToolCallStreamer:
     def feed(self, events: Iterable[Event]) -> list[Event]:
         """Process parser events (from ``initial_events`` or a ``feed``); return the call events."""
         out: list[Event] = []
-        field = self.field
+        fields = self.fields
         for event in events:
-            if event.get("field") == field:
+            if event.get("field") in fields:
                 out.extend(self.process(event))
         return out
 
@@ -1147,14 +1157,14 @@ class ToolCallStreamer:
         """Process the events of ``finalize()``; ``truncated``: the engine hit its token limit."""
         out: list[Event] = []
         for event in events:
-            if event.get("field") == self.field:
+            if event.get("field") in self.fields:
                 out.extend(self.process(event, cut_off=truncated))
         if self._open:  # the parser always closes its regions; be safe with other event sources
             out.extend(
                 self.process(
                     {
                         "type": "region_close",
-                        "field": self.field,
+                        "field": self._region_field,
                         "value": None,
                         "error": "the stream ended inside the region",
                     }
@@ -1170,6 +1180,8 @@ class ToolCallStreamer:
             if self._scanner is not None:
                 self._on_reports(self._scanner.feed(event["text"]))
         elif kind == "region_open":
+            self._region_field = event.get("field", self.field)
+            self.plan = self._plans.get(self._region_field, self._plans[self.field])
             self._on_open(event.get("captures") or {})
         elif kind == "region_close":
             self._on_close(event, cut_off)
@@ -1354,7 +1366,7 @@ class ToolCallStreamer:
                 if call.announced and not call.ended:
                     self._end(call, "".join(call.sent), error=why)
             if not any(c.announced for c in calls):
-                self.errors.append(f"a {self.field!r} region produced no call: {why}")
+                self.errors.append(f"a {self._region_field!r} region produced no call: {why}")
             return
         values = _flatten_calls(event.get("value"))
         for position, value in enumerate(values):
@@ -1365,7 +1377,7 @@ class ToolCallStreamer:
                     self._end(call, "".join(call.sent), error="the parsed value is not a tool call")
                 else:
                     self.errors.append(
-                        f"a {self.field!r} region holds a value that is not a tool call: {value!r:.200}"
+                        f"a {self._region_field!r} region holds a value that is not a tool call: {value!r:.200}"
                     )
                 continue
             name, call_id, arguments = parts

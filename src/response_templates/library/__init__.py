@@ -12,8 +12,8 @@ and notes on what the template language can and cannot express for it.
 'qwen3'
 >>> library.get("qwen3") is library.get("hermes")
 True
->>> library.family("minimax-m1").status
-'needs-extension'
+>>> library.family("gemma-3").status  # a template for part of the format; the rest needs extensions
+'partial'
 >>> library.family("apertus").uses  # supported through a declared extension (docs/extensions.md)
 ('E2',)
 

@@ -176,11 +176,19 @@ class WireAdapter:
                 per_region=per_region,
                 join=None if self._blocks else spec.join,
             )
+        for spec in compiled.fields:
+            # A field that feeds 'into' a text field (a wrapper of the implicit content) streams as it.
+            if spec.into is not None and spec.into in self._parts and spec.parser.name == "text":
+                self._parts[spec.name] = self._parts[spec.into]
         self.tool_field = roles["tool_calls"]
         self.tool_calls = ToolCallStreamer(
             compiled, tools=tools, field=self.tool_field, eager=tool_streaming == "eager"
         )
         self._out: list[Chunk] = []
+        # Block protocols and interleaved regions (extension 'interleaved'): the text part whose region is
+        # open, and the one whose region a nested region (a tool call in the reasoning) interrupted.
+        self._active: _TextPart | None = None
+        self._interrupted: _TextPart | None = None
         self._started = False
         self._finished = False
         self.finish_reason: str | None = None
@@ -255,14 +263,27 @@ class WireAdapter:
 
     def _event(self, event: Event, cut_off: bool) -> None:
         field = event.get("field")
-        if field == self.tool_field:
+        kind = event["type"]
+        if kind == "region_open" and self._active is not None and self._blocks:
+            # A region opens inside a text region (interleaved): its block ends here, a new one starts
+            # when its text resumes.
+            active, self._active = self._active, None
+            self._interrupted = active
+            if active.close():
+                self._on_text_end(active.kind, False)
+        if field in self.tool_calls.fields:
             for call_event in self.tool_calls.process(event, cut_off=cut_off):
                 self._on_call(call_event)
             return
         part = self._parts.get(field)  # type: ignore[arg-type]
         if part is None:
             return
-        kind = event["type"]
+        if part is self._interrupted:
+            self._interrupted = None
+            if kind == "region_close":
+                return  # its last block already ended
+            part.open()  # the text resumes in a new block
+            self._active = part
         if kind == "region_chunk":
             first, text = part.chunk(event["text"])
             if first:
@@ -270,11 +291,14 @@ class WireAdapter:
             if text:
                 self._on_text_delta(part.kind, text)
         elif kind == "region_open":
+            self._active = part
             separator = part.open()
             if separator:
                 self._on_text_delta(part.kind, separator)
-        elif kind == "region_close" and part.close() and part.per_region:
-            self._on_text_end(part.kind, cut_off)
+        elif kind == "region_close":
+            self._active = None
+            if part.close() and part.per_region:
+                self._on_text_end(part.kind, cut_off)
 
     # -- hooks -----------------------------------------------------------------------------------------
 
