@@ -146,7 +146,7 @@ def generate() -> str:
     lines = [INTRO]
 
     # ------------------------------------------------------------------------------------- numbers
-    judged = counts["passed"] + counts["source_policy"]
+    judged = counts["passed"] + counts["source_policy"] + counts["alternative"]
     n_pairs = sum(len(v) for v in trips.values())
     n_ok = sum(r.ok for v in trips.values() for _, r, _ in v)
     lines += [
@@ -160,7 +160,9 @@ def generate() -> str:
         f"* **Recorded outputs:** {judged} of {counts['applicable']} applicable samples "
         f"({100 * judged / counts['applicable']:.1f}%) pass judged by SPEC: {counts['passed']} equal the "
         f"source's expected message, {counts['source_policy']} equal it once the source's documented policy "
-        "of keeping reasoning inline is undone (checked), and "
+        f"of keeping reasoning inline is undone (checked), {counts['alternative']} equal it with an opt-in "
+        "library template that reads what the family's default deliberately does not (named per sample, "
+        "checked), and "
         f"{counts['difference']} are reviewed differences. Not counted: {counts['needs_extension']} samples "
         f"that exercise syntax needing an extension and {counts['not_applicable']} samples of extension "
         "families or of runs with parsing switched off (details below).",
@@ -174,7 +176,8 @@ def generate() -> str:
         "## Families",
         "",
         "Samples: passed / applicable recorded outputs of the family, judged by SPEC; *by policy*: equal once "
-        "the source's policy of keeping reasoning inline is undone (see [Recorded outputs](#recorded-outputs)). "
+        "the source's policy of keeping reasoning inline is undone; *opt-in*: equal with the opt-in template the "
+        "exceptions list names (see [Recorded outputs](#recorded-outputs)). "
         "Round trip: passed / run cases over the family's chat templates "
         "(see [Round trip](#round-trip)). Extensions: needed for any template (**bold**), for the corner "
         "cases an approximate template does not read, or *uses*: implemented extensions the template declares "
@@ -187,8 +190,11 @@ def generate() -> str:
         models = ", ".join(code(m) for m in fam.models[:3]) + (" …" if len(fam.models) > 3 else "")
         if fam.same_format_as:
             models += f" (template of {fam.same_format_as})"
-        passed, by_policy, total = per_family.get(fam.name, (0, 0, 0))
-        samples = (f"{passed}/{total}" + (f" ({by_policy} by policy)" if by_policy else "")) if total else "–"
+        passed, by_policy, by_alternative, total = per_family.get(fam.name, (0, 0, 0, 0))
+        extra = [f"{by_policy} by policy"] * bool(by_policy) + [f"{by_alternative} opt-in"] * bool(
+            by_alternative
+        )
+        samples = (f"{passed}/{total}" + (f" ({', '.join(extra)})" if extra else "")) if total else "–"
         parallel = {True: "yes", False: "no", None: "–"}[fam.parallel_calls]
         ext = (
             ", ".join(
@@ -254,6 +260,8 @@ def generate() -> str:
     by_id = {v.id: v for v in summary.verdicts}
     for sample_id, entry in summary.exceptions.items():
         kind = entry["kind"] + (f" ({entry['extension']})" if entry.get("extension") else "")
+        if entry.get("template"):
+            kind += f" (`{entry['template']}`)"
         lines.append(f"| {sample_id} | {by_id[sample_id].family} | {kind} | {md(entry['reason'])} |")
     lines.append("")
 

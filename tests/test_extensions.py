@@ -182,9 +182,22 @@ def test_python_calls_depth_is_bounded() -> None:
         parse_content(deep, "python-calls")
 
 
-def test_python_calls_takes_no_arguments() -> None:
-    with pytest.raises(TemplateError, match="no arguments"):
+def test_python_calls_arguments_are_checked() -> None:
+    with pytest.raises(TemplateError, match="accepts 'name_suffix'"):
         rt.load_template(template({"c": py_field(content_args={"x": 1})}, ["python-calls"]))
+    with pytest.raises(TemplateError, match="name_suffix must be a string"):
+        rt.load_template(template({"c": py_field(content_args={"name_suffix": 1})}, ["python-calls"]))
+
+
+def test_python_calls_name_suffix_is_removed_when_present() -> None:
+    args = {"name_suffix": ".call"}
+    calls = parse_content('brave_search.call(query="x")\nget_time()\ncall()', "python-calls", args)
+    assert [c["name"] for c in calls] == ["brave_search", "get_time", "call"]
+    t = template({"c": py_field(content_args=args), "content": {}}, ["python-calls"])
+    message = rt.parse_response('<py>wolfram_alpha.call(query="2+2")</py>', t, prefix="")
+    assert message["c"] == [
+        {"type": "function", "function": {"name": "wolfram_alpha", "arguments": {"query": "2+2"}}}
+    ]
 
 
 def test_python_calls_in_a_template_is_dirty_and_typed_by_tools() -> None:
@@ -473,7 +486,7 @@ def test_lint_reports_each_extension_in_use() -> None:
         (
             "llama-3.1-builtin",
             '<|python_tag|>brave_search.call(query="x")<|eom_id|>',
-            ["brave_search.call"],
+            ["brave_search"],
         ),
         ("llama-3.1-builtin", '{"name": "f", "parameters": {"a": 1}}<|eot_id|>', ["f"]),
     ],

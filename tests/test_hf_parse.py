@@ -400,6 +400,25 @@ def test_template_argument_and_missing_template() -> None:
         hf.parse_response(tok, ids, prefix="")
 
 
+def test_auto_template_comes_from_the_library_by_chat_template() -> None:
+    tok = fx.hf_tokenizer("byte_level")  # Qwen3's chat template, no response_template
+    ids = fx.encode(tok, "<think>x</think>y<|im_end|>")
+    assert hf.parse_response(tok, ids, prefix="", template="auto") == {
+        "role": "assistant",
+        "reasoning_content": "x",
+        "content": "y",
+    }
+    parser = hf.get_response_parser(tok, prefix="", template="auto")
+    assert parser.template is rt.templates.detect(tok)
+    tok.response_template = {"start_anchor": "x", "fields": {"all": {}}}  # the tokenizer's own still wins
+    assert hf.parse_response(tok, ids, prefix="", template="auto") == {"all": "<think>x</think>y<|im_end|>"}
+    unknown = fx.hf_tokenizer("byte_level", chat_template=None)
+    unknown.chat_template = "{{ messages[0]['content'] }}"
+    with pytest.raises(hf.MissingTemplateError, match="model library") as info:
+        hf.parse_response(unknown, ids, prefix="", template="auto")
+    assert "unknown model" in str(info.value)
+
+
 def test_bare_tokenizers_tokenizer_needs_a_template_argument() -> None:
     raw = fx.raw_tokenizer("sp_metaspace")
     ids = fx.encode(raw, fx.OUTPUTS[0])

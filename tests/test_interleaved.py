@@ -22,46 +22,28 @@ from response_templates.wire import (
 ANCHOR = "<|assistant|>"
 
 
-def interleaved(**tool_extra: Any) -> dict[str, Any]:
+def template(extensions: list[str], tool_extra: dict[str, Any], **extra_fields: Any) -> dict[str, Any]:
+    """Reasoning, JSON tool calls, more fields, and the implicit content up to <|end|>."""
+    tool_calls = {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json"}
     return {
-        "extensions": ["interleaved"],
+        "extensions": extensions,
         "start_anchor": ANCHOR,
         "fields": {
             "reasoning_content": {"open": "<think>", "close": "</think>"},
-            "tool_calls": {
-                "open": "<tool_call>",
-                "close": "</tool_call>",
-                "repeats": True,
-                "content": "json",
-                "within": ["reasoning_content"],
-                **tool_extra,
-            },
+            "tool_calls": {**tool_calls, **tool_extra},
+            **extra_fields,
             "content": {"close": "<|end|>"},
         },
     }
+
+
+def interleaved(**tool_extra: Any) -> dict[str, Any]:
+    return template(["interleaved"], {"within": ["reasoning_content"], **tool_extra})
 
 
 def wrapped(**wrapper_extra: Any) -> dict[str, Any]:
-    return {
-        "extensions": ["into"],
-        "start_anchor": ANCHOR,
-        "fields": {
-            "reasoning_content": {"open": "<think>", "close": "</think>"},
-            "tool_calls": {
-                "open": "<tool_call>",
-                "close": "</tool_call>",
-                "repeats": True,
-                "content": "json",
-            },
-            "answer": {
-                "open": "<response>",
-                "close": ["</response>", "<|end|>"],
-                "into": "content",
-                **wrapper_extra,
-            },
-            "content": {"close": "<|end|>"},
-        },
-    }
+    wrapper = {"open": "<response>", "close": ["</response>", "<|end|>"], "into": "content", **wrapper_extra}
+    return template(["into"], {}, answer=wrapper)
 
 
 def pieces(text: str, rng: random.Random) -> list[str]:
@@ -397,7 +379,7 @@ def test_into_fed_tool_calls_stream_as_tool_calls() -> None:
     text = '<|python_tag|>brave_search.call(query="Paris")<|eom_id|>'
     final = _run_adapter(ChatCompletionsAdapter(template, seed=1), template, prompt, text)
     call = final["choices"][0]["message"]["tool_calls"][0]["function"]
-    assert call == {"name": "brave_search.call", "arguments": '{"query": "Paris"}'}
+    assert call == {"name": "brave_search", "arguments": '{"query": "Paris"}'}
 
 
 @pytest.mark.parametrize(

@@ -7,63 +7,11 @@ content (SPEC: nothing the model wrote is silently lost), and the closing marker
 
 from __future__ import annotations
 
-import random
-from typing import Any
-
 import pytest
 
-import response_templates as rt
+from library_checks import call as _call
+from library_checks import parse_every_way
 from response_templates import library
-
-
-def _call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "arguments": arguments}}
-
-
-def _events(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    """Open/close events with their values, and each region's text (chunk texts concatenated)."""
-    out: list[tuple[Any, ...]] = []
-    text: dict[str, str] = {}
-    for event in events:
-        field = event["field"]
-        if event["type"] == "region_chunk":
-            text[field] = text.get(field, "") + event["text"]
-        elif event["type"] == "region_open":
-            text[field] = ""
-            out.append(("open", field))
-        else:
-            out.append(("close", field, event.get("value"), text.pop(field, "")))
-    return out
-
-
-def parse_every_way(family: str, text: str, prefix: str | None = None) -> dict[str, Any]:
-    """The message for ``text``, checked to be the same whole, one character at a time and in random splits,
-    with the same open/close events and region texts."""
-    fam = library.family(family)
-    prefix = fam.generation_prompt if prefix is None else prefix
-    rng = random.Random(len(text))
-    splits: list[list[str]] = [[text], list(text)]
-    for size in (2, 3, 7):
-        splits.append([text[i : i + size] for i in range(0, len(text), size)])
-    for _ in range(5):
-        cuts = sorted(rng.sample(range(1, len(text)), min(6, len(text) - 1)))
-        splits.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)])
-    first: tuple[dict[str, Any], list[tuple[Any, ...]]] | None = None
-    for chunks in splits:
-        parser = rt.ResponseParser(fam.template(), prefix=prefix)
-        events = list(parser.initial_events)
-        for chunk in chunks:
-            events += parser.feed(chunk)
-        message, last = parser.finalize()
-        events += last
-        got = (message, _events(events))
-        if first is None:
-            first = got
-        assert got == first, [len(c) for c in chunks]
-    assert first is not None
-    assert first[0] == rt.parse_response(text, fam.template(), prefix=prefix)
-    return first[0]
-
 
 # ---------------------------------------------------------------------------------------------- metadata
 

@@ -33,6 +33,10 @@ def test_exceptions_are_well_formed(summary: S.Summary) -> None:
         assert entry["reason"].strip(), sample_id
         if entry["kind"] == "needs-extension":
             assert entry.get("extension") in library.EXTENSIONS, sample_id
+        if entry["kind"] == "alternative":
+            by_id = {v.id: v for v in summary.verdicts}
+            default = library.family(by_id[sample_id].family or "")
+            assert library.family(entry["template"]).name != default.name, sample_id
 
 
 def test_failures_are_exactly_the_reviewed_exceptions(summary: S.Summary) -> None:
@@ -49,19 +53,26 @@ def test_failures_are_exactly_the_reviewed_exceptions(summary: S.Summary) -> Non
     assert not stale, f"listed exceptions that now pass (remove them from sample_exceptions.json): {stale}"
 
 
-def test_source_policy_exceptions_agree_once_the_policy_is_undone(summary: S.Summary) -> None:
+@pytest.mark.parametrize(
+    ("kind", "check"),
+    [
+        ("source-policy", "policy_match"),  # our message agrees once the source's policy is undone
+        ("alternative", "alternative_match"),  # the opt-in template the entry names reads the sample
+    ],
+)
+def test_checked_exceptions_hold(summary: S.Summary, kind: str, check: str) -> None:
     by_id = {v.id: v for v in summary.verdicts}
     wrong = [
         sample_id
         for sample_id, entry in summary.exceptions.items()
-        if entry["kind"] == "source-policy" and not by_id[sample_id].policy_match
+        if entry["kind"] == kind and not getattr(by_id[sample_id], check)
     ]
-    assert not wrong, f"source-policy exceptions whose messages do not agree under the policy: {wrong}"
+    assert not wrong, f"{kind} exceptions that do not hold: {wrong}"
 
 
 def test_pass_rate_meets_the_target(summary: S.Summary) -> None:
     counts = summary.counts()
-    judged = counts["passed"] + counts["source_policy"]
+    judged = counts["passed"] + counts["source_policy"] + counts["alternative"]
     rate = judged / counts["applicable"]
     assert rate >= TARGET, (
         f"{judged}/{counts['applicable']} = {rate:.1%} of the applicable samples pass (target {TARGET:.0%}); "
@@ -77,7 +88,7 @@ def test_not_applicable_samples_are_only_the_documented_kinds(summary: S.Summary
 @pytest.mark.parametrize("name", [f.name for f in library.families() if f.sample_families])
 def test_each_family_with_samples_passes_some(summary: S.Summary, name: str) -> None:
     fam = library.family(name)
-    passed, _, total = summary.per_family().get(name, (0, 0, 0))
+    passed, _, _, total = summary.per_family().get(name, (0, 0, 0, 0))
     if not fam.has_template:
         assert total == 0
         return

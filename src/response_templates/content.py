@@ -1011,7 +1011,32 @@ def _py_parse(text: str) -> ast.expr:
         raise ContentError("python-calls: the text is nested too deeply") from None
 
 
+def _validate_python_calls(args: Any, field: str | None) -> dict:
+    args = _check_args(args, ("name_suffix",), "python-calls", field)
+    suffix = args.get("name_suffix", "")
+    if not isinstance(suffix, str):
+        raise TemplateError(
+            f"python-calls: name_suffix must be a string, got {_type_name(suffix)}",
+            field=field,
+            key=_ARGS_KEY,
+        )
+    return ContentArgs(name_suffix=suffix)
+
+
 def _parse_python_calls(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
+    args = args if isinstance(args, ContentArgs) else _ensure_valid(args, _validate_python_calls)
+    calls = _python_calls(text)
+    suffix = args["name_suffix"]
+    if suffix:
+        # A method that marks the call rather than naming the tool (Llama 3.1: brave_search.call(...)).
+        for call in calls:
+            name = call["name"]
+            if name.endswith(suffix) and len(name) > len(suffix):
+                call["name"] = name[: -len(suffix)]
+    return calls
+
+
+def _python_calls(text: str) -> list[dict[str, Any]]:
     stripped = text.strip()
     if not stripped:
         return []
@@ -1071,7 +1096,7 @@ for _parser in (
     ContentParser("json", False, _parse_json, _validate_json),
     ContentParser("xml-inline", False, _parse_xml_inline, _validate_xml_inline),
     ContentParser("kv-lines", False, _parse_kv_lines, _validate_kv_lines),
-    ContentParser("python-calls", False, _parse_python_calls, _no_args_validator("python-calls")),
+    ContentParser("python-calls", False, _parse_python_calls, _validate_python_calls),
 ):
     register_content_parser(_parser)
 del _parser

@@ -436,31 +436,20 @@ def _check_within(fields: tuple[FieldSpec, ...]) -> None:
     for f in fields:
         for outer_name in f.within:
             outer = by_name.get(outer_name)
-            if outer is None:
-                raise TemplateError(
-                    f"names {outer_name!r}, which is not a field; fields: {sorted(by_name)}",
-                    field=f.name,
-                    key="within",
-                )
-            if outer.implicit:
-                raise TemplateError(
-                    f"{outer_name!r} is the implicit field: every field already opens wherever it is "
-                    "(its text is segments between other regions); 'within' names explicit fields",
-                    field=f.name,
-                    key="within",
-                )
-            if outer.close_json:
-                raise TemplateError(
-                    f"{outer_name!r} ends where its JSON value ends ('close_json'); nothing can open inside it",
-                    field=f.name,
-                    key="within",
-                )
-            if outer.within:
-                raise TemplateError(
-                    f"{outer_name!r} itself opens 'within' {list(outer.within)!r}; regions nest one level deep",
-                    field=f.name,
-                    key="within",
-                )
+            why = (
+                f"names {outer_name!r}, which is not a field; fields: {sorted(by_name)}"
+                if outer is None
+                else f"{outer_name!r} is the implicit field: every field already opens wherever it is (its "
+                "text is segments between other regions); 'within' names explicit fields"
+                if outer.implicit
+                else f"{outer_name!r} ends where its JSON value ends ('close_json'); nothing can open inside it"
+                if outer.close_json
+                else f"{outer_name!r} itself opens 'within' {list(outer.within)!r}; regions nest one level deep"
+                if outer.within
+                else None
+            )
+            if why is not None:
+                raise TemplateError(why, field=f.name, key="within")
 
 
 def _into(spec: Mapping[str, Any], name: str, repeats: bool, optional: bool, implicit: bool) -> str | None:

@@ -48,6 +48,10 @@ CONFIG_FILE = "tokenizer_config.json"
 CONFIG_KEY = "response_template"
 
 
+#: ``template=AUTO``: the tokenizer's own response template, else the model library's for its chat template.
+AUTO = "auto"
+
+
 class MissingTemplateError(ResponseTemplateError, AttributeError):
     """The tokenizer has no response template and none was passed.
 
@@ -172,18 +176,35 @@ def load_response_template(source: Any) -> dict[str, Any] | None:
 def resolve_template(
     tokenizer: Any, template: Mapping[str, Any] | ResponseTemplate | str | None
 ) -> ResponseTemplate:
-    """``template`` compiled, else the tokenizer's own; a clear error when there is neither."""
-    if template is not None:
+    """``template`` compiled, else the tokenizer's own; a clear error when there is neither.
+
+    ``template="auto"`` picks the library's template for the tokenizer's chat template
+    (:func:`response_templates.templates.detect`) when the tokenizer has no ``response_template``.
+    """
+    auto = isinstance(template, str) and template == AUTO
+    if template is not None and not auto:
         return load_template(template)
     value = getattr(tokenizer, CONFIG_KEY, None)
     if value is None:
         init_kwargs = getattr(tokenizer, "init_kwargs", None)
         if isinstance(init_kwargs, Mapping):
             value = init_kwargs.get(CONFIG_KEY)
+    if value is None and auto:
+        from .. import library
+
+        try:
+            return library.detect(tokenizer)
+        except ResponseTemplateError as exc:  # unknown chat template, or a family without a template
+            raise MissingTemplateError(
+                f"this {type(tokenizer).__name__} has no response_template, and the model library does not "
+                f"give one for its chat template: {exc}. Pass template=... (a template, or a library name: "
+                "response_templates.templates.get(name))."
+            ) from None
     if value is None:
         raise MissingTemplateError(
             f"this {type(tokenizer).__name__} has no response_template, and none was passed. Pass "
-            "template=..., or attach one to the tokenizer: response_templates.hf.save_response_template("
+            'template=..., or template="auto" to use the model library\'s template for its chat template, '
+            "or attach one to the tokenizer: response_templates.hf.save_response_template("
             "tokenizer, template) on any transformers version (or tokenizer.response_template = template "
             "on transformers 5); tokenizer.save_pretrained() then keeps it in tokenizer_config.json."
         )
