@@ -163,9 +163,14 @@ def generate() -> str:
         f"of keeping reasoning inline is undone (checked), {counts['alternative']} equal it with an opt-in "
         "library template that reads what the family's default deliberately does not (named per sample, "
         "checked), and "
-        f"{counts['difference']} are reviewed differences. Not counted: {counts['needs_extension']} samples "
-        f"that exercise syntax needing an extension and {counts['not_applicable']} samples of extension "
-        "families or of runs with parsing switched off (details below).",
+        f"{counts['difference']} are reviewed differences. Not counted: "
+        + (
+            f"{counts['needs_extension']} samples that exercise syntax needing an extension, "
+            if counts["needs_extension"]
+            else ""
+        )
+        + f"{counts['not_applicable']} samples of families without a template or of runs with parsing "
+        "switched off (details below).",
         f"* **Round trip:** {n_ok} of {n_pairs} (family, chat template) pairs pass every case; every failing "
         "case of the others is a reviewed known issue of the chat template (listed below).",
         "",
