@@ -220,14 +220,17 @@ def test_parser_keeps_working_after_error_from_feed() -> None:
         # the text after the failing region is in the same chunk: it must not be lost
         parser.feed('a<tool_call>{bad</tool_call>b<tool_call>["ok"]</tool_call><think>')
     assert parser.errors == [info.value]
-    assert parser.feed("t</think>c<tool_call>[2]</tool_call>") == [
+    # the whole chunk was read before the error was raised: its events are all on the error
+    assert info.value.events[-7:] == [
+        {"type": "region_close", "field": "tool_calls", "value": None, "error": info.value.detail},
         open_("content"),
         chunk("content", "b"),
         close("content", "b"),
         open_("tool_calls"),
         chunk("tool_calls", '["ok"]', dirty=True),
         close("tool_calls", ["ok"]),
-        open_("reasoning_content"),
+    ][-6:] + [open_("reasoning_content")]
+    assert parser.feed("t</think>c<tool_call>[2]</tool_call>") == [
         chunk("reasoning_content", "t"),
         close("reasoning_content", "t"),
         open_("content"),

@@ -902,20 +902,26 @@ def _jv_template(content: str = "text", **extra: Any) -> dict[str, Any]:
 
 
 def _run_all(t: dict[str, Any], pieces: list[str]) -> tuple[Any, list[Any], dict[str, str]]:
-    """Message (or the first error), the open/close events up to it, and the chunk text per field."""
+    """Message (or finalize's error) with every error raised on the way, the open/close events, and the
+    chunk text per field. A failing region is reported once the call that closed it has read all its text,
+    so all of this is the same for every chunking."""
     p = rt.ResponseParser(t, prefix="")
     events: list[Any] = []
-    message: Any = None
-    try:
-        for piece in pieces:
+    raised: list[str] = []
+    for piece in pieces:
+        try:
             events += p.feed(piece)
+        except rt.ParseError as exc:
+            events += exc.events
+            raised.append(str(exc).split(" (")[0])
+    try:
         message, final = p.finalize()
         events += final
     except rt.ParseError as exc:
-        # The first error is the same for every chunking (with several errors in one chunk, the later
-        # ones surface on later calls, so only the first is compared).
         events += exc.events
         message = ("error", str(exc))
+    if raised:
+        message = (message, raised)
     chunks: dict[str, str] = {}
     for e in events:
         if isinstance(e, dict) and e["type"] == "region_chunk":

@@ -30,9 +30,10 @@ class ResponseTemplateError(ValueError):
     """Base class of every error raised by this library on bad input.
 
     Attributes set by the parser when it raises:
-        events: the events the failing ``feed``/``finalize`` call produced before the error (for a
-            region whose value failed, the last is its ``region_close`` with ``value`` None and an
-            ``error`` message), so a streaming consumer loses nothing.
+        events: the events the failing ``feed``/``finalize`` call produced. A region whose value fails
+            is reported once the call has read all its text, so these are all of the call's events, the
+            failed region's ``region_close`` (``value`` None and an ``error`` message) among them: a
+            streaming consumer loses nothing.
         partial_message: for errors raised by ``finalize`` while building the message, everything that
             could be built.
         index: for ``parse_response`` on a batch, the position of the failing item.

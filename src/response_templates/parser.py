@@ -81,9 +81,10 @@ class ResponseParser:
     Use :meth:`feed` for each chunk of model output (``str``, or ``bytes`` of UTF-8 that may split a
     character anywhere) and :meth:`finalize` once at the end.
 
-    A :class:`~response_templates.ParseError` raised by :meth:`feed` or :meth:`finalize` carries the
-    events produced before it (``error.events``); the failing region's raw text is on the error and the
-    parser stays usable: keep feeding, then finalize. Errors so far are in :attr:`errors`.
+    A region that does not parse makes the call that closed it raise a
+    :class:`~response_templates.ParseError` once the whole chunk has been read; the error carries all the
+    events of the call (``error.events``, the failed region's ``region_close`` among them) and the region's
+    raw text, and the parser stays usable: keep feeding, then finalize. Errors so far are in :attr:`errors`.
     """
 
     __slots__ = (
@@ -95,6 +96,7 @@ class ResponseParser:
         "_bytes_seen",
         "_captures",
         "_decoder",
+        "_failed",
         "_fast_first",
         "_fast_re",
         "_finalized",
@@ -154,6 +156,7 @@ class ResponseParser:
         # interleaved: the region a nested region opened inside (field, body, body start, captures).
         self._suspended: tuple[FieldSpec, list[str], int, dict[str, str]] | None = None
         self._finalized = False
+        self._failed: list[ParseError] = []  # regions that failed in the current call, raised at its end
         self.errors: list[ResponseTemplateError] = []
         self.initial_events: list[Event] = []
         remainder, found = t.cut_prefix(prefix)
@@ -294,9 +297,25 @@ class ResponseParser:
             self._process(events, final)
         except ResponseTemplateError as exc:
             exc.events = events
+            self.errors.extend(self._failed)
+            self._failed = []
             self.errors.append(exc)
             raise
         self._trim()
+        if self._failed:
+            # A region that does not parse is reported at the end of the call that closed it, after all of
+            # the call's text was read: which call reports it then depends only on where the region ends,
+            # never on how the text was split into chunks.
+            failed, self._failed = self._failed, []
+            for exc in failed:
+                exc.events = events
+            self.errors.extend(failed)
+            first = failed[0]
+            if len(failed) > 1 and hasattr(first, "add_note"):
+                first.add_note(
+                    f"({len(failed) - 1} more region(s) failed in the same call: see parser.errors)"
+                )
+            raise first
 
     def _process(self, events: list[Event], final: bool) -> None:
         t = self.template
@@ -445,9 +464,11 @@ class ResponseParser:
                 ) from exc
             self._assembler.add(field, value, raw, start, self.prefix_length)
         except ParseError as exc:
-            # Keep open/close balanced for consumers: the region closes with no value and the error.
+            # Keep open/close balanced for consumers: the region closes with no value and the error; the
+            # error is raised when the call ends (see _run).
             events.append({"type": "region_close", "field": field.name, "value": None, "error": exc.detail})
-            raise
+            self._failed.append(exc)
+            return
         events.append({"type": "region_close", "field": field.name, "value": value})
 
     def _process_value(self, field: FieldSpec, raw: str, captures: Mapping[str, str]) -> Any:
