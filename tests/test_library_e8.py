@@ -248,3 +248,30 @@ def test_wire_adapters_stream_the_new_syntax_as_tool_calls(
     final = _final(ResponsesAdapter(template, seed=1), template, prompt, text)
     items = [item for item in final["output"] if item["type"] == "function_call"]
     assert [{"name": i["name"], "arguments": json.loads(i["arguments"])} for i in items] == calls
+
+
+@pytest.mark.parametrize(
+    ("family", "text", "content"),
+    [
+        (
+            "lfm2",
+            "<|tool_call_start|>[f(a=1)]<|tool_call_end|>ok<|tool_call_start|>[g()]<|tool_call_end|><|im_end|>",
+            "ok",
+        ),
+        (
+            "olmo-3",
+            "<function_calls>f(a=1)</function_calls> x <function_calls>g()</function_calls><|im_end|>",
+            "x",
+        ),
+        (
+            "pythonic",
+            "<|python_start|>[f(a=1)]<|python_end|> then <|python_start|>[g()]<|python_end|>",
+            "then",
+        ),
+    ],
+)
+def test_several_call_blocks_give_one_list(family: str, text: str, content: str) -> None:
+    """Python-call families: each block's calls are added to tool_calls in stream order (into, E8)."""
+    message = parse_every_way(family, text)
+    assert message["tool_calls"] == [_call("f", a=1), _call("g")]
+    assert message["content"] == content
