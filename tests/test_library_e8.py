@@ -275,3 +275,23 @@ def test_several_call_blocks_give_one_list(family: str, text: str, content: str)
     message = parse_every_way(family, text)
     assert message["tool_calls"] == [_call("f", a=1), _call("g")]
     assert message["content"] == content
+
+
+@pytest.mark.parametrize(
+    ("text", "calls"),
+    [
+        (
+            "<|python_tag|>import math\nprint(math.sqrt(2))<|eom_id|>",
+            [_call("code_interpreter", code="import math\nprint(math.sqrt(2))")],
+        ),
+        (
+            '<|python_tag|>code_interpreter.call(code="print(1)")<|eom_id|>',
+            [_call("code_interpreter", code="print(1)")],
+        ),
+        ('<|python_tag|>brave_search.call(query="x")<|eom_id|>', [_call("brave_search", query="x")]),
+        ('<|python_tag|>{"name": "f", "parameters": {"a": 1}}<|eom_id|>', [_call("f", a=1)]),
+    ],
+)
+def test_llama_3_1_built_in_tools(text: str, calls: list[dict[str, Any]]) -> None:
+    """Raw code for code_interpreter, Python calls for the other built-ins, JSON for custom tools."""
+    assert parse_every_way("llama-3.1-builtin", text)["tool_calls"] == calls
