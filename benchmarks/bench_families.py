@@ -1,4 +1,4 @@
-"""Streaming cost of the library's heaviest templates: gpt-oss, Qwen3-Coder XML and DeepSeek (R1, V3.2 DSML).
+"""Streaming cost of the library's heaviest templates: gpt-oss, Qwen3-Coder XML, DeepSeek (R1, V3.2 DSML), Kimi-K2.
 
 For each family a deterministic, realistic output in that family's format (long reasoning with near-miss
 text, several tool calls, then an answer -- last, because the reference keeps only the last segment of the
@@ -107,6 +107,16 @@ def _deepseek_dsml(reasoning: str, calls: list[tuple[str, dict[str, Any]]], answ
     return out + f"</｜DSML｜function_calls>{answer}<｜end▁of▁sentence｜>"
 
 
+def _kimi_k2(reasoning: str, calls: list[tuple[str, dict[str, Any]]], answer: str) -> str:
+    out = f"<think>{reasoning}</think><|tool_calls_section_begin|>"
+    for index, (name, args) in enumerate(calls):
+        body = json.dumps(args, ensure_ascii=False)
+        out += (
+            f"<|tool_call_begin|>functions.{name}:{index}<|tool_call_argument_begin|>{body}<|tool_call_end|>"
+        )
+    return out + f"<|tool_calls_section_end|>{answer}<|im_end|>"
+
+
 FAMILIES: dict[str, Family] = {
     "gpt-oss": Family(
         "gpt-oss",
@@ -128,6 +138,13 @@ FAMILIES: dict[str, Family] = {
         ("<", "</th", "</thi", "<｜", "<｜tool", "<｜end", "```", "a < b"),
         _deepseek_r1,
         ("</think>", "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜end▁of▁sentence｜>"),
+    ),
+    "kimi-k2": Family(
+        "kimi-k2",
+        "<|im_user|>user<|im_middle|>Weather in Paris?<|im_end|><|im_assistant|>assistant<|im_middle|>",
+        ("<", "<|", "<|tool", "<|im", "</th", "functions.", "a < b"),
+        _kimi_k2,
+        ("</think>", "<|tool_call_begin|>", "<|tool_calls_section_begin|>", "<|im_end|>"),
     ),
     "deepseek-v3.2": Family(
         "deepseek-v3.2",
