@@ -10,6 +10,16 @@ import response_templates as rt
 from response_templates import library
 
 
+def random_pieces(text: str, rng: random.Random, longest: int = 6) -> list[str]:
+    """``text`` cut into pieces of 1 to ``longest`` characters at random."""
+    out, i = [], 0
+    while i < len(text):
+        n = rng.randint(1, longest)
+        out.append(text[i : i + n])
+        i += n
+    return out
+
+
 def call(name: str, **arguments: Any) -> dict[str, Any]:
     """A tool call as the library's templates put it in the message."""
     return {"type": "function", "function": {"name": name, "arguments": arguments}}

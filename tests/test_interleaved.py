@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import response_templates as rt
+from library_checks import random_pieces
 from response_templates.errors import TemplateError
 from response_templates.wire import (
     AnthropicMessagesAdapter,
@@ -46,13 +47,7 @@ def wrapped(**wrapper_extra: Any) -> dict[str, Any]:
     return template(["into"], {}, answer=wrapper)
 
 
-def pieces(text: str, rng: random.Random) -> list[str]:
-    out, i = [], 0
-    while i < len(text):
-        n = rng.randint(1, 6)
-        out.append(text[i : i + n])
-        i += n
-    return out
+pieces = random_pieces
 
 
 def stream(template: Any, chunks: list[str], prefix: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:

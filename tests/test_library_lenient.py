@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import response_templates as rt
+from library_checks import random_pieces
 from response_templates import library
 from response_templates.wire import ChatCompletionsAdapter, run_stream
 
@@ -53,12 +54,7 @@ def test_each_syntax_is_a_call_with_text_around_it(syntax: str) -> None:
     text = f"Let me check. {SYNTAXES[syntax]} Done.<|im_end|>"
     expected = {"role": "assistant", "content": "Let me check.  Done.", "tool_calls": [CALL]}
     assert rt.parse_response(text, lenient(), prefix=PROMPT) == expected
-    rng = random.Random(syntax)
-    pieces, i = [], 0
-    while i < len(text):
-        n = rng.randint(1, 5)
-        pieces.append(text[i : i + n])
-        i += n
+    pieces = random_pieces(text, random.Random(syntax), 5)
     assert stream(lenient(), list(text)) == expected
     assert stream(lenient(), pieces) == expected
 

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import response_templates as rt
+from library_checks import random_pieces
 from response_templates import library
 
 NAMES = rt.templates.names()
@@ -87,12 +88,7 @@ def test_library_templates_never_crash_and_never_depend_on_chunking(name: str, d
     text = "".join(words)
     prefix = data.draw(st.sampled_from([fam.generation_prompt, *(v.generation_prompt for v in fam.variants)]))
     whole = run(template, prefix, [text])
-    rng = random.Random(seed)
-    pieces, i = [], 0
-    while i < len(text):
-        n = rng.randint(1, 6)
-        pieces.append(text[i : i + n])
-        i += n
+    pieces = random_pieces(text, random.Random(seed))
     assert run(template, prefix, list(text)) == whole
     assert run(template, prefix, pieces) == whole
 
