@@ -41,6 +41,7 @@ from _common import (
     fmt_size,
     format_table,
     parse_size,
+    timed_call,
 )
 
 DEFAULT_SIZES = (2 * KB, 20 * KB, 200 * KB)
@@ -272,6 +273,9 @@ class Row:
     ours_us: float | None = None
     ref_us: float | None = None
     ref_partial: bool = False
+    #: Whole-text parse (``parse_response``), milliseconds.
+    ours_whole_ms: float | None = None
+    ref_whole_ms: float | None = None
     same: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -293,6 +297,22 @@ def measure(family: Family, size: int, impls: list[Impl], budget: float) -> Row:
 
         trials[impl.name] = Trial(run)
     best_interleaved(list(trials.values()), max_reps=MAX_REPS, min_reps=MIN_REPS, time_budget=REP_BUDGET)
+    whole_trials: dict[str, Trial] = {}
+    for impl in impls:
+        if impl.parse is None:
+            continue
+
+        def run_whole(parse: Callable[[str], Any] = impl.parse) -> tuple[float, Any, bool]:
+            seconds, message = timed_call(lambda: parse(text))
+            return seconds, message, True
+
+        whole_trials[impl.name] = Trial(run_whole)
+    best_interleaved(
+        list(whole_trials.values()), max_reps=MAX_REPS, min_reps=MIN_REPS, time_budget=REP_BUDGET
+    )
+    for name, trial in whole_trials.items():
+        if trial.best is not None:
+            setattr(row, "ours_whole_ms" if name == "ours" else "ref_whole_ms", trial.best * 1e3)
     whole = impls[0].parse(text) if impls[0].parse else None
     for name, trial in trials.items():
         if trial.error is not None:
@@ -355,6 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             growth[name] = mine[-1].ours_us / mine[0].ours_us  # type: ignore[operator]
     for r in rows:
         ratio = r.ours_us / r.ref_us if r.ours_us and r.ref_us else None
+        whole_ratio = r.ours_whole_ms / r.ref_whole_ms if r.ours_whole_ms and r.ref_whole_ms else None
         table.append(
             [
                 r.family,
@@ -363,15 +384,32 @@ def main(argv: Sequence[str] | None = None) -> int:
                 fmt_num(r.ours_us),
                 (fmt_num(r.ref_us) + ("*" if r.ref_partial else "")) if r.ref_us else "n/a",
                 fmt_ratio(ratio) + ("*" if r.ref_partial and ratio else ""),
+                fmt_num(r.ours_whole_ms),
+                fmt_num(r.ref_whole_ms) if r.ref_whole_ms else "n/a",
+                fmt_ratio(whole_ratio),
                 r.same or "–",
             ]
         )
-    print(f"bench_families: {CHUNK}-character chunks, µs per chunk (best of {MIN_REPS}-{MAX_REPS})")
+    print(
+        f"bench_families: streamed in {CHUNK}-character chunks (µs per chunk) and parsed whole "
+        f"(parse_response, ms); best of {MIN_REPS}-{MAX_REPS}"
+    )
     print(
         format_table(
-            ["family", "size", "chunks", "ours", "reference", "ours/ref", "same whole-text message"],
+            [
+                "family",
+                "size",
+                "chunks",
+                "ours µs",
+                "ref µs",
+                "ours/ref",
+                "whole ms",
+                "ref ms",
+                "ours/ref",
+                "same whole-text message",
+            ],
             table,
-            align="llrrrrl",
+            align="llrrrrrrrl",
         )
     )
     for name, g in growth.items():

@@ -51,6 +51,8 @@ __all__ = [
 FLAGS = regex.DOTALL
 
 _INF = 1 << 62
+# A regex match this close to the search start is confirmed by probing each start position up to it.
+_PROBE_GAP = 32
 
 # Replacements for the zero-width assertions whose truth at the end of the buffer can change when more
 # text arrives. Each is exactly equivalent (DOTALL, no MULTILINE) but reads a character, which the
@@ -390,21 +392,37 @@ class Delimiter:
             raise self._timeout_error(timeout) from None
 
     def find_regex(
-        self, text: str, pos: int, final: bool, skip_empty_at: int, timeout: float
+        self,
+        text: str,
+        pos: int,
+        final: bool,
+        skip_empty_at: int,
+        timeout: float,
+        memo: dict[Any, tuple[int, Any]] | None = None,
     ) -> tuple[Any, int]:
         """Leftmost-first match of a regex delimiter from ``pos`` and the undecided position.
 
         A zero-width match at ``skip_empty_at`` is not allowed (the previous boundary was zero-width at
-        the same place); the search then resumes one character later.
+        the same place); the search then resumes one character later. ``memo`` (see :meth:`WatchSet.scan`)
+        remembers earlier searches of the same text.
         """
         while True:
             try:
-                m = self.pattern.search(text, pos, timeout=timeout)
+                m = _memo_search(self.pattern, self, text, pos, timeout, memo)
                 undecided = _INF
                 if not final:
-                    p = self.probe.search(text, pos, partial=True, timeout=timeout)
-                    if p is not None:
-                        undecided = p.start()
+                    if m is not None and m.start() - pos <= _PROBE_GAP:
+                        # Only start positions up to the match matter; a near match is checked at each
+                        # of them instead of probing the rest of the text.
+                        probe_match = self.probe.match
+                        for start in range(pos, m.start() + 1):
+                            if probe_match(text, start, partial=True, timeout=timeout) is not None:
+                                undecided = start
+                                break
+                    else:
+                        p = _memo_search(self.probe, (self, "probe"), text, pos, timeout, memo, partial=True)
+                        if p is not None:
+                            undecided = p.start()
             except TimeoutError:
                 raise self._timeout_error(timeout) from None
             if m is not None and m.start() == m.end() == skip_empty_at and m.start() < undecided:
@@ -413,6 +431,37 @@ class Delimiter:
                 pos = m.start() + 1
                 continue
             return m, undecided
+
+
+def _memo_search(
+    pattern: Any,
+    key: Any,
+    text: str,
+    pos: int,
+    timeout: float,
+    memo: dict[Any, tuple[int, Any]] | None,
+    partial: bool = False,
+) -> Any:
+    """``pattern.search(text, pos)`` (or a ``partial`` one), reusing an earlier search of the same text.
+
+    A search from ``p0`` that found its leftmost (partial) match at ``s``, or none, answers every later
+    search of the same text from ``p0 <= pos <= s`` with the same result: whether and how a pattern
+    matches at a start position does not depend on where the search began (``\\G`` is rejected at load
+    time). Without this, a state visited many times in one long text would search the rest of the text
+    again at each visit.
+    """
+    if memo is not None:
+        entry = memo.get(key)
+        if entry is not None and entry[0] <= pos and (entry[1] is None or entry[1].start() >= pos):
+            return entry[1]
+    m = (
+        pattern.search(text, pos, partial=partial, timeout=timeout)
+        if partial
+        else pattern.search(text, pos, timeout=timeout)
+    )
+    if memo is not None:
+        memo[key] = (pos, m)
+    return m
 
 
 @dataclass(frozen=True, eq=False)
@@ -476,20 +525,27 @@ class WatchSet:
         )
 
     def scan(
-        self, text: str, pos: int, final: bool, skip_empty_at: int, timeout: float
+        self,
+        text: str,
+        pos: int,
+        final: bool,
+        skip_empty_at: int,
+        timeout: float,
+        memo: dict[Any, tuple[int, Any]] | None = None,
     ) -> tuple[Match | None, int]:
         """Find the next boundary in ``text[pos:]`` that no further input can change.
 
         Returns ``(match, undecided)``: ``match`` is the winning final match or ``None``; ``undecided`` is
         the first position from which more input could still produce or change a match (text before it
         and before ``match`` can be routed now). With ``final`` the text is complete: nothing is
-        undecided and ``undecided`` is ``len(text)``.
+        undecided and ``undecided`` is ``len(text)``. ``memo`` (for scans of one unchanged ``text``) keeps
+        each pattern's last search so that a later scan of the same text reuses it.
         """
         best: tuple[Any, ...] | None = None
         undecided = _INF
         n = len(text)
         if self.literal_re is not None:
-            m = self.literal_re.search(text, pos)
+            m = _memo_search(self.literal_re, self, text, pos, timeout, memo)
             if m is not None:
                 d = self.literal_owner[m.group()]
                 best = (m.start(), m.start() - m.end(), *_priority(d), m, d)
@@ -500,7 +556,7 @@ class WatchSet:
                         undecided = n - k
                         break
         for d in self.regexes:
-            m, u = d.find_regex(text, pos, final, skip_empty_at, timeout)
+            m, u = d.find_regex(text, pos, final, skip_empty_at, timeout, memo)
             if u < undecided:
                 undecided = u
             if m is not None:

@@ -320,6 +320,9 @@ class ResponseParser:
     def _process(self, events: list[Event], final: bool) -> None:
         t = self.template
         timeout = t.regex_timeout
+        # The buffer does not change during one call: each pattern's search is remembered (WatchSet.scan),
+        # so that states visited many times in a long chunk do not search its rest again at each visit.
+        memo: dict[Any, Any] = {}
         while True:
             jend = self._jend
             if jend is not None:
@@ -339,7 +342,7 @@ class ResponseParser:
             buf = self._buf
             if watch.delimiters:
                 skip = self._skip_empty_at - self._base
-                match, undecided = watch.scan(buf, self._pos, final, skip, timeout)
+                match, undecided = watch.scan(buf, self._pos, final, skip, timeout, memo)
             else:
                 match, undecided = None, len(buf)
             if match is None:
@@ -553,5 +556,9 @@ def _parse_one(text: Any, template: ResponseTemplate, prefix: str, tools: Any) -
     if not isinstance(text, str):
         raise ResponseTemplateError(f"each text must be a string, got {type(text).__name__}")
     parser = ResponseParser(template, prefix, tools=tools)
-    parser.feed(text)
+    # The whole text is known: read it in finalize's single pass over complete text (no hold-back to
+    # decide, every search remembered), which gives what feeding it and then finalizing gives.
+    if text:
+        parser._incoming.append(text)
+        parser._incoming_len = len(text)
     return parser.finalize()[0]
