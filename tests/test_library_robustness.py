@@ -91,6 +91,13 @@ def test_library_templates_never_crash_and_never_depend_on_chunking(name: str, d
     pieces = random_pieces(text, random.Random(seed))
     assert run(template, prefix, list(text)) == whole
     assert run(template, prefix, pieces) == whole
+    # parse_response reads the whole text in one final pass: the same message, or the first error
+    message, errors, _ = whole
+    if errors:
+        with pytest.raises(rt.ResponseTemplateError):
+            rt.parse_response(text, template, prefix=prefix)
+    else:
+        assert rt.parse_response(text, template, prefix=prefix) == message
 
 
 @pytest.mark.parametrize("name", NAMES)
