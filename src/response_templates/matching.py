@@ -30,11 +30,17 @@ pattern from an untrusted template fails with :class:`PatternTimeoutError` inste
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import regex
+
+try:
+    import re._parser as sre_parse  # Python 3.11+: the parser regex_first_chars reads patterns with
+except ImportError:  # pragma: no cover
+    import sre_parse  # type: ignore[import-not-found, no-redef]
 
 from .errors import PatternTimeoutError, TemplateError
 
@@ -203,12 +209,6 @@ def regex_first_chars(source: str) -> str | None:
     >>> regex_first_chars(r"\\s*</think>") is None
     True
     """
-    try:
-        import re._parser as sre_parse  # Python 3.11+
-    except ImportError:  # pragma: no cover
-        import sre_parse  # type: ignore[import-not-found, no-redef]
-    import re
-
     try:
         parsed = sre_parse.parse(source, re.DOTALL)
     except Exception:  # any syntax Python's parser does not share with `regex`
@@ -454,11 +454,7 @@ def _memo_search(
         entry = memo.get(key)
         if entry is not None and entry[0] <= pos and (entry[1] is None or entry[1].start() >= pos):
             return entry[1]
-    m = (
-        pattern.search(text, pos, partial=partial, timeout=timeout)
-        if partial
-        else pattern.search(text, pos, timeout=timeout)
-    )
+    m = pattern.search(text, pos, partial=partial, timeout=timeout)
     if memo is not None:
         memo[key] = (pos, m)
     return m
@@ -500,12 +496,11 @@ class WatchSet:
                 owner.setdefault(lit, d)
                 for k in range(1, len(lit)):
                     prefixes.add(lit[:k])
-        first_chars: str | None = "".join(sorted({lit[0] for lit in owner}))
+        starts = {lit[0] for lit in owner}
         for d in regexes:
-            if d.first_chars is None:
-                first_chars = None
-                break
-            first_chars = "".join(sorted(set(first_chars) | set(d.first_chars)))
+            starts.update(d.first_chars or "")
+        unknown = any(d.first_chars is None for d in regexes)
+        first_chars = None if unknown else "".join(sorted(starts))
         literal_re = None
         if owner:
             alternation = "|".join(regex.escape(s) for s in sorted(owner, key=len, reverse=True))
