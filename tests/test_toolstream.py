@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 import response_templates as rt
 from common_templates import QWEN3_TEMPLATE
 from response_templates.content import get_content_parser
+from response_templates.jsonlex.canonical import strict_equal as _strict_equal
 from response_templates.toolstream import (
     JsonScanner,
     ToolCallStreamer,
-    _strict_equal,
     arguments_text,
     call_parts,
     dumps_arguments,

@@ -11,9 +11,9 @@ from .errors import (
     ResponseTemplateError,
     TemplateError,
 )
+from .language import FieldSpec, ResponseTemplate, load_template
 from .lint import lint
 from .parser import ResponseParser, parse_response
-from .templates import FieldSpec, ResponseTemplate, load_template
 from .tools import ToolSpecError
 
 __version__ = "0.1.0"

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .errors import ContentError, ParseError
-from .templates import ROUTE_OTHER, FieldSpec, ResponseTemplate
+from .language import ROUTE_OTHER, FieldSpec, ResponseTemplate
 from .transforms import apply_transform_each
 
 __all__ = ["MessageAssembler", "is_empty", "route_value"]

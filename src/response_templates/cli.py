@@ -36,8 +36,8 @@ from typing import IO, Any, NoReturn, TextIO
 
 from . import __version__
 from .errors import ParseError, ResponseTemplateError, TemplateError
+from .language import ResponseTemplate, load_template
 from .parser import ResponseParser, parse_response
-from .templates import ResponseTemplate, load_template
 from .tools import tool_parameters
 
 __all__ = [

@@ -19,8 +19,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
+from .language import load_template
 from .parser import ResponseParser, parse_response
-from .templates import load_template
 
 __all__ = ["DemoData", "load_demo_data", "run", "token_chunks"]
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ResponseTemplateError
-from .templates import ResponseTemplate, load_template
+from .language import ResponseTemplate, load_template
 from .transforms import transform_placeholders
 
 __all__ = ["LEVELS", "Issue", "lint", "regex_constructs"]

@@ -29,11 +29,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .assembly import MessageAssembler, route_value
+from .calls import type_tool_calls
 from .errors import ContentError, ParseError, ParserStateError, ResponseTemplateError
-from .jsonend import JsonEnd
+from .jsonlex.end import JsonEnd
+from .language import FieldSpec, ResponseTemplate, load_template
 from .matching import Match, WatchSet
-from .templates import FieldSpec, ResponseTemplate, load_template
-from .tools import tool_parameters, type_tool_calls
+from .tools import tool_parameters
 from .transforms import apply_transform, apply_transform_each
 
 __all__ = ["ResponseParser", "parse_response"]
@@ -368,7 +369,7 @@ class ResponseParser:
                     self._close_region(events, None)
                 field = t.by_name[d.field]
                 self._region = field
-                self._jend = JsonEnd() if field.close_json else None
+                self._jend = JsonEnd.for_args(field.content_args) if field.close_json else None
                 self._set_watch(t.inside[field.name])
                 self._body = []
                 self._body_start = self._base + match.end

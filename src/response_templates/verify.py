@@ -37,8 +37,8 @@ from functools import lru_cache
 from typing import Any
 
 from .errors import ResponseTemplateError
+from .language import ResponseTemplate, load_template
 from .parser import parse_response
-from .templates import ResponseTemplate, load_template
 
 __all__ = [
     "DEFAULT_CASES",

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ResponseTemplateError, TemplateError
-from ..templates import ResponseTemplate, load_template
+from ..language import ResponseTemplate, load_template
 
 __all__ = [
     "CONFIG_FILE",

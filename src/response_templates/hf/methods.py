@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..templates import ResponseTemplate
+from ..language import ResponseTemplate
 from .config import CONFIG_KEY, knows_response_template, template_data
 from .parsing import MISSING, TokenResponseParser, Tools, get_response_parser, parse_response
 

@@ -6,9 +6,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ParseError, ParserStateError, ResponseTemplateError
+from ..language import ResponseTemplate
 from ..parser import ResponseParser
 from ..parser import parse_response as _parse_text
-from ..templates import ResponseTemplate
 from .config import resolve_template
 from .decoding import TokenDecoder, decode_text
 from .inputs import Inputs, Item, normalize, pad_info

@@ -43,8 +43,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ParseError, ParserStateError, ResponseTemplateError
+from ..language import ResponseTemplate
 from ..parser import ResponseParser
-from ..templates import ResponseTemplate
 from .config import resolve_template
 from .parsing import Template, TokenResponseParser, Tools, _one_row
 

@@ -34,7 +34,7 @@ from importlib import resources
 from typing import Any
 
 from ..errors import ResponseTemplateError
-from ..templates import ResponseTemplate, load_template
+from ..language import ResponseTemplate, load_template
 
 __all__ = [
     "EXTENSIONS",

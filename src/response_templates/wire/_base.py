@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ParseError, ParserStateError, TemplateError
+from ..language import ResponseTemplate, load_template
 from ..parser import ResponseParser
-from ..templates import ResponseTemplate, load_template
 from ..toolstream import ToolCallStreamer
 
 Event = dict[str, Any]

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..templates import ResponseTemplate
+from ..language import ResponseTemplate
 from ..toolstream import dumps_arguments
 from ._base import Event, Usage, WireAdapter, partial_input
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..templates import ResponseTemplate
+from ..language import ResponseTemplate
 from ._base import Chunk, Event, Usage, WireAdapter, _dumps
 
 __all__ = ["ChatCompletionsAdapter"]

@@ -6,7 +6,7 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..templates import ResponseTemplate
+from ..language import ResponseTemplate
 from ._base import Event, Usage, WireAdapter
 
 __all__ = ["ResponsesAdapter"]

@@ -25,6 +25,7 @@ The end depends only on the text, never on how it was split, so chunking cannot 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 __all__ = ["JsonEnd"]
 
@@ -42,6 +43,11 @@ class JsonEnd:
     """Incremental end-finder for one JSON value (leading whitespace allowed)."""
 
     __slots__ = ("_stack", "_state", "_top_string")
+
+    @classmethod
+    def for_args(cls, content_args: Any) -> JsonEnd:
+        """The end-finder for a region read by the ``json`` parser with these validated ``content_args``."""
+        return cls()
 
     def __init__(self) -> None:
         self._state = _BEFORE

@@ -53,7 +53,7 @@ from typing import Any
 
 import regex
 
-from .errors import ContentError, TemplateError
+from ..errors import ContentError, TemplateError
 
 __all__ = [
     "CONTENT_PARSERS",

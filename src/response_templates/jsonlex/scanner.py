@@ -1,0 +1,705 @@
+"""The incremental JSON scanner: one document, read chunk by chunk, watched values reported early."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import regex
+
+from ..content import MAX_JSON_DEPTH
+from ..events import Report
+from .canonical import dumps_arguments
+
+__all__ = ["HoldHook", "JsonScanner", "Path"]
+
+Event = Report
+Path = tuple[str, ...]
+
+# The incremental JSON scanner
+
+# States of the scanner (what the next character may be).
+_VALUE = 0  # a value (document start, after ':' or after ',' in an array)
+_OBJ_FIRST = 1  # after '{': a key or '}'
+_OBJ_KEY = 2  # after ',' in an object: a key
+_OBJ_COLON = 3  # after a key: ':'
+_OBJ_NEXT = 4  # after a member: ',' or '}'
+_ARR_FIRST = 5  # after '[': a value or ']'
+_ARR_NEXT = 6  # after an element: ',' or ']'
+_STRING = 7  # inside a "..." string
+_SCALAR = 8  # inside a number or a literal (true, false, null, NaN, Infinity, -Infinity)
+_BARE_KEY = 9  # inside an unquoted key (dialect)
+_DELIMITED = 10  # inside a string with custom delimiters (dialect)
+_DONE = 11  # the document is complete; only whitespace may follow
+_FAILED = 12  # invalid JSON was seen; everything else is ignored
+
+# Roles of a value.
+_PLAIN = 0  # validated only
+_ARGS = 1  # the arguments value of an item: reported (raw and canonical)
+_NAME = 2  # a watched name value: captured, reported when complete
+_ID = 3  # a watched id value: captured, reported when complete
+_HOLD = 4  # a top-level argument that tool typing may change: captured, emitted once typed
+
+_WS = " \t\n\r"
+_WS_RUN = re.compile(r"[ \t\n\r]*")
+_STR_SPECIAL = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')
+_SCALAR_RUN = re.compile(r"[0-9A-Za-z+\-.]*")
+_SCALAR_START = frozenset("-0123456789tfnNI")
+_WORD_RUN = regex.compile(r"\w*")
+_WORD_CHAR = regex.compile(r"\w")
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_HEX_PREFIX = re.compile(r"[0-9a-fA-F]{0,3}")
+_SHORT_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "/": "/",
+    "b": "\\b",
+    "f": "\\f",
+    "n": "\\n",
+    "r": "\\r",
+    "t": "\\t",
+}
+_NEEDS_ESCAPE = _STR_SPECIAL  # the characters a canonical string escapes
+
+
+def _canonical_char(char: str) -> str:
+    """How :func:`dumps_arguments` writes one character inside a string."""
+    if char == '"':
+        return '\\"'
+    if char == "\\":
+        return "\\\\"
+    code = ord(char)
+    if code < 0x20:
+        return json.dumps(char)[1:-1]
+    if 0xD800 <= code <= 0xDFFF:
+        return f"\\u{code:04x}"
+    return char
+
+
+def _canonical_match(match: re.Match[str]) -> str:
+    return _canonical_char(match.group())
+
+
+class _Watch:
+    """A node of the tree of watched paths: what the value at this path is, and watched children."""
+
+    __slots__ = ("children", "what")
+
+    def __init__(self) -> None:
+        self.what = _PLAIN
+        self.children: dict[str, _Watch] | None = None
+
+    def child(self, key: str) -> _Watch:
+        if self.children is None:
+            self.children = {}
+        node = self.children.get(key)
+        if node is None:
+            node = self.children[key] = _Watch()
+        return node
+
+
+class _Frame:
+    """An open object or array."""
+
+    __slots__ = (
+        "conv",
+        "first",
+        "index",
+        "is_object",
+        "item",
+        "key",
+        "key_text",
+        "node",
+        "role",
+        "sink",
+        "top",
+    )
+
+    def __init__(self, is_object: bool, node: _Watch | None, sink: list[str] | None, item: int) -> None:
+        self.is_object = is_object
+        self.node = node  # watched children, if any
+        self.sink = sink  # where this container's canonical text goes (None: nowhere)
+        self.item = item  # the item (element of an each-document, else 0) it belongs to
+        self.role = _PLAIN  # the role of this container as a value
+        self.conv: Callable[[Any], Any] | None = None  # the converter of a held container
+        self.first = True  # no member/element written yet (for the ", " separators)
+        self.top = False  # this is an arguments object: its members may be held for typing
+        self.key: str | None = None  # the current member's key (objects whose keys matter)
+        self.key_text = ""  # the current member's key as canonical JSON
+        self.index = -1  # the current element's index (arrays)
+
+
+#: ``hold(item, key, kind)`` is called when a member of an arguments object starts, with ``kind``
+#: ``"string"`` or ``"array"``. It returns a function that converts the member's complete value (the member
+#: is then held back until complete, and written converted), or ``None`` (it streams as it is).
+HoldHook = Callable[[int, str, str], "Callable[[Any], Any] | None"]
+
+
+class JsonScanner:
+    """Read one JSON document incrementally and report watched values as soon as they are known.
+
+    Args:
+        name_paths / id_paths / arguments_paths: paths (tuples of object keys) of the values to report.
+            The first path of a list that occurs wins; later occurrences are ignored. With ``each`` the
+            document is an array and the paths are relative to each element (reports carry the element's
+            index as ``item``; otherwise ``item`` is 0).
+        unquoted_keys / string_delims: the dialect of the ``json`` content parser (bare ``\\w+`` keys;
+            ``[open, close]`` markers around verbatim strings).
+        hold: see :data:`HoldHook` (used to type arguments by a tool schema before sending them).
+
+    :meth:`feed` reads the next piece of the document and returns reports, dicts with a ``type``:
+
+    * ``{"type": "name", "item": i, "value": v}`` (and ``"id"``): a watched value, once complete;
+    * ``{"type": "arguments", "item": i, "raw": r, "json": j}``: the arguments value grew by the raw text
+      ``r`` (exactly what the document holds) and by the canonical text ``j`` (the value written as
+      :func:`dumps_arguments` writes it; it lags behind while a number or a held value is incomplete).
+      One of them may be empty;
+    * ``{"type": "arguments_done", "item": i}``: the arguments value is complete;
+    * ``{"type": "error", "message": m, "offset": k}``: the text is not JSON (``k`` counts characters from
+      the start of the document); nothing more is reported.
+
+    The raw texts concatenate to the arguments exactly as written; the canonical texts concatenate to
+    ``dumps_arguments(arguments)`` when no object repeats a key (and still ``json.loads`` to the same
+    value when one does). A feed costs time proportional to its text; only the few characters of an
+    incomplete escape or string delimiter wait for the next feed.
+
+    >>> scanner = JsonScanner(name_paths=[("name",)], arguments_paths=[("arguments",)])
+    >>> scanner.feed('{"name": "get_weather", "arguments": {"city" :"Pa')  # doctest: +NORMALIZE_WHITESPACE
+    [{'type': 'name', 'item': 0, 'value': 'get_weather'},
+     {'type': 'arguments', 'item': 0, 'raw': '{"city" :"Pa', 'json': '{"city": "Pa'}]
+    >>> scanner.feed('ris",\\n "days": 3}}')  # doctest: +NORMALIZE_WHITESPACE
+    [{'type': 'arguments', 'item': 0, 'raw': 'ris",\\n "days": 3}', 'json': 'ris", "days": 3}'},
+     {'type': 'arguments_done', 'item': 0}]
+    >>> scanner.end(), scanner.done
+    ([], True)
+    """
+
+    __slots__ = (
+        "_args_seen",
+        "_cap",
+        "_carry",
+        "_closers",
+        "_consumed",
+        "_delim_close",
+        "_hold",
+        "_key",
+        "_key_frame",
+        "_openers",
+        "_out",
+        "_pending_high",
+        "_raw_from",
+        "_raw_item",
+        "_reports",
+        "_root",
+        "_seen",
+        "_ssink",
+        "_stack",
+        "_state",
+        "_text",
+        "_tok",
+        "_tok_start",
+        "_unquoted",
+        "_vconv",
+        "_vitem",
+        "_vrole",
+        "_vsink",
+        "each",
+        "names",
+    )
+
+    def __init__(
+        self,
+        *,
+        name_paths: Sequence[Path] = (),
+        id_paths: Sequence[Path] = (),
+        arguments_paths: Sequence[Path] = (),
+        each: bool = False,
+        unquoted_keys: bool = False,
+        string_delims: Sequence[Sequence[str]] = (),
+        hold: HoldHook | None = None,
+    ) -> None:
+        self.each = each
+        root = _Watch()
+        base = root.child("*") if each else root
+        for what, paths in ((_NAME, name_paths), (_ID, id_paths), (_ARGS, arguments_paths)):
+            for path in paths:
+                node = base
+                for key in path:
+                    node = node.child(key)
+                if node.what == _PLAIN:
+                    node.what = what
+        self._root = root
+        self._hold = hold
+        self._unquoted = unquoted_keys
+        closers: dict[str, str] = {}
+        for pair in string_delims:
+            closers.setdefault(pair[0], pair[1])
+        self._closers = closers
+        self._openers = sorted(closers, key=len, reverse=True)
+        self._stack: list[_Frame] = []
+        self._state = _VALUE
+        self._text = ""  # the text of the current feed
+        self._carry = ""  # unconsumed text waiting for the next feed (an escape or a delimiter)
+        self._consumed = 0  # characters consumed before the current text
+        self._out: list[str] = []  # canonical arguments text not yet reported
+        self._cap: list[str] = []  # canonical text of the value being captured
+        self._key: list[str] = []  # canonical text of the key being read
+        self._key_frame: _Frame | None = None  # the object whose key is being read (None: a value)
+        self._ssink: list[str] | None = None  # where the current string's canonical text goes
+        self._vrole = _PLAIN  # role of the current string or scalar
+        self._vitem = 0  # its item
+        self._vconv: Callable[[Any], Any] | None = None  # its converter (held values)
+        self._vsink: list[str] | None = None  # the current scalar's sink
+        self._tok: list[str] = []  # the current scalar's characters
+        self._tok_start = 0
+        self._pending_high = -1  # a high surrogate escape waiting for its low half
+        self._delim_close = ""  # closer of the current delimited string
+        self._raw_item = -1  # the item whose arguments are being read (-1: none)
+        self._raw_from = 0  # where their raw text starts in the current text
+        self._seen: set[tuple[int, int]] = set()  # (role, item) of the names and ids reported
+        self._args_seen: set[int] = set()  # items whose arguments value has started
+        self._reports: list[Event] = []
+        #: item -> the name value reported for it (so far).
+        self.names: dict[int, Any] = {}
+
+    # -- public API ------------------------------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        """Whether the document is complete (only whitespace may follow)."""
+        return self._state == _DONE
+
+    @property
+    def failed(self) -> bool:
+        """Whether the text was found not to be valid JSON."""
+        return self._state == _FAILED
+
+    def feed(self, text: str) -> list[Event]:
+        """Read the next piece of the document; return the reports it produced (possibly none)."""
+        if self._state == _FAILED or not text:
+            return []
+        reports = self._reports = []
+        if self._carry:
+            text = self._carry + text
+            self._carry = ""
+        self._text = text
+        self._raw_from = 0
+        end = self._run(text)
+        if end < len(text) and self._state != _FAILED:
+            self._carry = text[end:]
+        if self._raw_item >= 0:
+            self._report_arguments(self._raw_item, text[self._raw_from : end])
+        self._consumed += end
+        return reports
+
+    def end(self) -> list[Event]:
+        """The document ended: report what is still pending, or an error if it is incomplete."""
+        if self._state == _FAILED:
+            return []
+        reports = self._reports = []
+        self._text = ""
+        self._raw_from = 0
+        if self._carry:
+            self._fail("the document ends inside an escape or a string delimiter", self._consumed)
+        elif self._state == _SCALAR:
+            self._end_scalar(0)
+        if self._state != _DONE:
+            self._fail("the document is incomplete", self._consumed)
+        return reports
+
+    # -- the main loop -------------------------------------------------------------------------------------
+
+    def _run(self, text: str) -> int:
+        """Consume ``text``; return how far (the rest waits for more input)."""
+        n = len(text)
+        pos = 0
+        while pos < n:
+            state = self._state
+            if state == _STRING:
+                pos = self._string(text, pos, n)
+                if pos < 0:
+                    return -pos - 1
+                continue
+            if state == _SCALAR:
+                end = _SCALAR_RUN.match(text, pos).end()
+                if end > pos:
+                    self._tok.append(text[pos:end])
+                if end == n:
+                    return n
+                pos = end
+                self._end_scalar(pos)
+                continue
+            if state == _DELIMITED:
+                pos = self._delimited(text, pos, n)
+                if pos < 0:
+                    return -pos - 1
+                continue
+            if state == _BARE_KEY:
+                end = _WORD_RUN.match(text, pos).end()
+                if end > pos:
+                    self._key.append(text[pos:end])
+                if end == n:
+                    return n
+                pos = end
+                self._key.append('"')
+                self._end_key()
+                continue
+            if state == _FAILED:
+                return n
+            char = text[pos]
+            if char in _WS:
+                pos = _WS_RUN.match(text, pos).end()
+                continue
+            if state in (_VALUE, _ARR_FIRST):
+                if state == _ARR_FIRST and char == "]":
+                    self._close(pos, "]")
+                    pos += 1
+                    continue
+                if self._openers:
+                    opener = self._opener_at(text, pos, n)
+                    if opener is None:
+                        return pos  # maybe the start of a string delimiter: wait
+                    if opener:
+                        self._begin_value("delimited", pos)
+                        self._delim_close = self._closers[opener]
+                        pos += len(opener)
+                        continue
+                if char == "{":
+                    self._begin_value("object", pos)
+                elif char == "[":
+                    self._begin_value("array", pos)
+                elif char == '"':
+                    self._begin_value("string", pos)
+                elif char in _SCALAR_START:
+                    self._begin_value("scalar", pos)
+                    continue  # the _SCALAR state reads its characters
+                else:
+                    self._fail(f"expecting a value, got {char!r}", self._consumed + pos)
+                    return n
+                pos += 1
+            elif state in (_OBJ_FIRST, _OBJ_KEY):
+                frame = self._stack[-1]
+                if state == _OBJ_FIRST and char == "}":
+                    self._close(pos, "}")
+                    pos += 1
+                    continue
+                if self._openers:
+                    opener = self._opener_at(text, pos, n)
+                    if opener is None:
+                        return pos
+                    if opener:
+                        self._begin_key(frame)
+                        self._delim_close = self._closers[opener]
+                        self._state = _DELIMITED
+                        pos += len(opener)
+                        continue
+                if char == '"':
+                    self._begin_key(frame)
+                    self._state = _STRING
+                    pos += 1
+                elif self._unquoted and _WORD_CHAR.match(char):
+                    self._begin_key(frame)
+                    self._state = _BARE_KEY
+                else:
+                    self._fail(f"expecting a property name, got {char!r}", self._consumed + pos)
+                    return n
+            elif state == _OBJ_COLON:
+                if char != ":":
+                    self._fail(f"expecting ':', got {char!r}", self._consumed + pos)
+                    return n
+                frame = self._stack[-1]
+                sink = frame.sink
+                if sink is not None:
+                    sink.append(frame.key_text + ": " if frame.first else ", " + frame.key_text + ": ")
+                    frame.first = False
+                self._state = _VALUE
+                pos += 1
+            elif state in (_OBJ_NEXT, _ARR_NEXT):
+                closer = "}" if state == _OBJ_NEXT else "]"
+                if char == ",":
+                    self._state = _OBJ_KEY if state == _OBJ_NEXT else _VALUE
+                    pos += 1
+                elif char == closer:
+                    self._close(pos, closer)
+                    pos += 1
+                else:
+                    self._fail(f"expecting ',' or {closer!r}, got {char!r}", self._consumed + pos)
+                    return n
+            else:  # _DONE
+                self._fail(f"extra data after the document: {char!r}", self._consumed + pos)
+                return n
+        return n
+
+    def _opener_at(self, text: str, pos: int, n: int) -> str | None:
+        """The custom string opener at ``pos``: ``""`` if none, ``None`` if more text could make one."""
+        for opener in self._openers:
+            if text.startswith(opener, pos):
+                return opener
+        rest = text[pos:]
+        for opener in self._openers:
+            if len(rest) < len(opener) and opener.startswith(rest):
+                return None
+        return ""
+
+    # -- values ----------------------------------------------------------------------------------------------
+
+    def _begin_value(self, kind: str, pos: int) -> None:
+        """A value of ``kind`` starts at ``pos``: work out its role and where its canonical text goes."""
+        stack = self._stack
+        role = _PLAIN
+        sink: list[str] | None = None
+        node: _Watch | None = None
+        conv: Callable[[Any], Any] | None = None
+        if not stack:
+            item = 0
+            node = self._root
+        else:
+            parent = stack[-1]
+            item = parent.item
+            children = parent.node.children if parent.node is not None else None
+            sink = parent.sink
+            if not parent.is_object:
+                parent.index += 1
+                if sink is not None:
+                    if not parent.first:
+                        sink.append(", ")
+                    parent.first = False
+                if children is not None:
+                    node = children.get("*")
+                    if node is not None and self.each and len(stack) == 1:
+                        item = parent.index
+            else:
+                if children is not None and parent.key is not None:
+                    node = children.get(parent.key)
+                if parent.top and self._hold is not None and parent.key is not None and kind != "object":
+                    if kind != "scalar":
+                        conv = self._hold(item, parent.key, "array" if kind == "array" else "string")
+                    if conv is not None:
+                        role = _HOLD
+                        self._cap.clear()
+                        sink = self._cap
+        if node is not None and role == _PLAIN and node.what != _PLAIN:
+            what = node.what
+            if what == _ARGS:
+                if item not in self._args_seen:
+                    self._args_seen.add(item)
+                    role = _ARGS
+                    sink = self._out
+                    self._raw_item = item
+                    self._raw_from = pos
+            elif (what, item) not in self._seen:
+                role = what
+                self._cap.clear()
+                sink = self._cap
+        if kind == "object" or kind == "array":
+            if len(stack) >= MAX_JSON_DEPTH:
+                self._fail(
+                    f"arrays/objects nest more than {MAX_JSON_DEPTH} levels deep", self._consumed + pos
+                )
+                return
+            frame = _Frame(kind == "object", node if node is not None and node.children else None, sink, item)
+            frame.role = role
+            frame.conv = conv
+            frame.top = role == _ARGS and kind == "object"
+            if sink is not None:
+                sink.append("{" if kind == "object" else "[")
+            stack.append(frame)
+            self._state = _OBJ_FIRST if kind == "object" else _ARR_FIRST
+            return
+        self._vrole = role
+        self._vitem = item
+        self._vconv = conv
+        if kind == "scalar":
+            self._vsink = sink
+            self._tok.clear()
+            self._tok_start = self._consumed + pos
+            self._state = _SCALAR
+            return
+        self._key_frame = None
+        self._ssink = sink
+        if sink is not None:
+            sink.append('"')
+        self._state = _STRING if kind == "string" else _DELIMITED
+
+    def _begin_key(self, frame: _Frame) -> None:
+        self._key_frame = frame
+        self._key.clear()
+        if frame.sink is not None or frame.node is not None or frame.top:
+            self._key.append('"')
+            self._ssink = self._key
+        else:
+            self._ssink = None
+
+    def _end_key(self) -> None:
+        frame = self._key_frame
+        assert frame is not None
+        self._key_frame = None
+        if self._ssink is not None:
+            text = "".join(self._key)
+            frame.key_text = text
+            frame.key = json.loads(text) if frame.node is not None or frame.top else None
+        else:
+            frame.key = None
+        self._state = _OBJ_COLON
+
+    def _end_string(self, raw_end: int) -> None:
+        if self._ssink is not None:
+            self._ssink.append('"')
+        if self._key_frame is not None:
+            self._end_key()
+        else:
+            self._value_done(self._vrole, self._vitem, raw_end, self._vconv)
+
+    def _end_scalar(self, raw_end: int) -> None:
+        token = "".join(self._tok)
+        try:
+            value = json.loads(token)
+        except ValueError:
+            self._fail(f"invalid number or literal {token[:40]!r}", self._tok_start)
+            return
+        if self._vsink is not None:
+            self._vsink.append(json.dumps(value))
+        self._value_done(self._vrole, self._vitem, raw_end, self._vconv)
+
+    def _close(self, pos: int, closer: str) -> None:
+        frame = self._stack.pop()
+        if frame.sink is not None:
+            frame.sink.append(closer)
+        self._value_done(frame.role, frame.item, pos + 1, frame.conv)
+
+    def _value_done(self, role: int, item: int, raw_end: int, conv: Callable[[Any], Any] | None) -> None:
+        if role == _ARGS:
+            self._report_arguments(item, self._text[self._raw_from : raw_end])
+            self._reports.append({"type": "arguments_done", "item": item})
+            self._raw_item = -1
+        elif role != _PLAIN:
+            value = json.loads("".join(self._cap))
+            self._cap.clear()
+            if role == _HOLD:
+                assert conv is not None
+                self._out.append(dumps_arguments(conv(value)))
+            else:
+                self._seen.add((role, item))
+                if role == _NAME:
+                    self.names[item] = value
+                self._reports.append(
+                    {"type": "name" if role == _NAME else "id", "item": item, "value": value}
+                )
+        if self._stack:
+            self._state = _OBJ_NEXT if self._stack[-1].is_object else _ARR_NEXT
+        else:
+            self._state = _DONE
+
+    def _report_arguments(self, item: int, raw: str) -> None:
+        canonical = "".join(self._out) if self._out else ""
+        self._out.clear()
+        if raw or canonical:
+            self._reports.append({"type": "arguments", "item": item, "raw": raw, "json": canonical})
+
+    # -- strings ---------------------------------------------------------------------------------------------
+
+    def _string(self, text: str, pos: int, n: int) -> int:
+        """Scan a standard string from ``pos``: the position after it, or ``-stop - 1`` to wait at ``stop``."""
+        sink = self._ssink
+        while pos < n:
+            if self._pending_high >= 0:
+                high = self._pending_high
+                if text.startswith("\\u", pos):
+                    if n - pos < 6:
+                        if _HEX_PREFIX.fullmatch(text, pos + 2, n):
+                            return -pos - 1  # wait: this may be the low half
+                    else:
+                        hexa = text[pos + 2 : pos + 6]
+                        if _HEX4.fullmatch(hexa) and 0xDC00 <= int(hexa, 16) <= 0xDFFF:
+                            self._pending_high = -1
+                            if sink is not None:
+                                sink.append(chr(0x10000 + ((high - 0xD800) << 10) + (int(hexa, 16) - 0xDC00)))
+                            pos += 6
+                            continue
+                elif pos + 1 == n and text[pos] == "\\":
+                    return -pos - 1
+                self._pending_high = -1  # not followed by a low half: it stands alone
+                if sink is not None:
+                    sink.append(f"\\u{high:04x}")
+            match = _STR_SPECIAL.search(text, pos)
+            if match is None:
+                if sink is not None:
+                    sink.append(text[pos:] if pos else text)
+                return n
+            at = match.start()
+            if at > pos and sink is not None:
+                sink.append(text[pos:at])
+            char = text[at]
+            if char == '"':
+                self._end_string(at + 1)
+                return at + 1
+            if char == "\\":
+                if at + 1 == n:
+                    return -at - 1
+                esc = text[at + 1]
+                if esc == "u":
+                    if at + 6 > n:
+                        if _HEX_PREFIX.fullmatch(text, at + 2, n):
+                            return -at - 1
+                        self._fail("invalid \\uXXXX escape", self._consumed + at)
+                        return n
+                    hexa = text[at + 2 : at + 6]
+                    if not _HEX4.fullmatch(hexa):
+                        self._fail("invalid \\uXXXX escape", self._consumed + at)
+                        return n
+                    code = int(hexa, 16)
+                    if 0xD800 <= code <= 0xDBFF:
+                        self._pending_high = code
+                    elif sink is not None:
+                        sink.append(_canonical_char(chr(code)))
+                    pos = at + 6
+                    continue
+                canonical = _SHORT_ESCAPES.get(esc)
+                if canonical is None:
+                    self._fail(f"invalid escape \\{esc}", self._consumed + at)
+                    return n
+                if sink is not None:
+                    sink.append(canonical)
+                pos = at + 2
+                continue
+            if char < " ":
+                self._fail(f"invalid control character {char!r} in a string", self._consumed + at)
+                return n
+            if sink is not None:  # a surrogate character
+                sink.append(_canonical_char(char))
+            pos = at + 1
+        return n
+
+    def _delimited(self, text: str, pos: int, n: int) -> int:
+        """Scan the verbatim body of a custom-delimited string (dialect), like :meth:`_string`."""
+        closer = self._delim_close
+        end = text.find(closer, pos)
+        if end < 0:
+            keep = 0
+            for k in range(min(len(closer) - 1, n - pos), 0, -1):
+                if closer.startswith(text[n - k :]):
+                    keep = k
+                    break
+            body_end = n - keep
+            if self._ssink is not None and body_end > pos:
+                self._ssink.append(_NEEDS_ESCAPE.sub(_canonical_match, text[pos:body_end]))
+            return -body_end - 1 if keep else n
+        if self._ssink is not None and end > pos:
+            self._ssink.append(_NEEDS_ESCAPE.sub(_canonical_match, text[pos:end]))
+        self._end_string(end + len(closer))
+        return end + len(closer)
+
+    def _fail(self, message: str, offset: int) -> None:
+        if self._state == _FAILED:
+            return
+        self._state = _FAILED
+        if self._raw_item >= 0:
+            # Report the arguments read up to the error (the same text whatever the chunking was).
+            stop = max(self._raw_from, min(offset - self._consumed, len(self._text)))
+            self._report_arguments(self._raw_item, self._text[self._raw_from : stop])
+            self._raw_item = -1
+        self._out.clear()
+        self._carry = ""
+        self._reports.append({"type": "error", "message": message, "offset": offset})

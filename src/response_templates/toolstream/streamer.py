@@ -1,0 +1,384 @@
+"""Call events from parser events: :class:`ToolCallStreamer`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from ..calls import CASTS, arguments_text, call_parts, flatten_calls, schema_types, type_call
+from ..events import Event
+from ..jsonlex.canonical import same_json
+from ..jsonlex.scanner import JsonScanner
+from ..language import ResponseTemplate, load_template
+from ..tools import tool_parameters
+from .plan import Source, ToolCallPlan, tool_call_plan
+
+__all__ = ["ToolCallStreamer"]
+
+
+class _Call:
+    """One tool call being streamed (one region, or one element of an each-region)."""
+
+    __slots__ = ("announced", "args_done", "deferred", "ended", "id", "index", "name", "sent")
+
+    def __init__(self) -> None:
+        self.name: str | None = None
+        self.id: str | None = None
+        self.index = -1  # the call's position in the stream, once announced
+        self.announced = False
+        # its arguments cannot stream (they started before its name, or are not an object)
+        self.deferred = False
+        self.args_done = False
+        self.ended = False
+        self.sent: list[str] = []  # argument text sent so far
+
+
+class ToolCallStreamer:
+    """Turn a template's tool-call regions into call events, announcing each call as early as possible.
+
+    Args:
+        template: the response template (dict, JSON or compiled), the one the parser uses.
+        tools: the request's tools, as given to the parser: arguments are typed by their schemas before
+            they are sent, exactly as the parser types them.
+        field: the tool-call field of the template.
+        eager: announce calls and stream their arguments while the model writes them (default). With
+            ``False`` a call is sent whole when its region closes, and only if it parsed.
+
+    Feed it every event of the parser, in order (:meth:`feed`, or :meth:`process` one at a time); events
+    of other fields are ignored. It returns *call events*:
+
+    * ``{"type": "tool_call_start", "index": k, "name": n, "id": i}``: call ``k`` (0, 1, 2... in stream
+      order) is known; ``id`` is the call's own id when the template captures one (e.g. Kimi's
+      ``functions.get_weather:0``), else ``None``;
+    * ``{"type": "tool_call_delta", "index": k, "arguments": text, "whole": w}``: more argument text;
+      ``whole`` is true when it is the call's complete arguments string, sent at once when the region
+      closed (it may then be any string the parsed value holds, not necessarily a JSON object);
+    * ``{"type": "tool_call_end", "index": k, "name": n, "id": i, "arguments": a, "input": v,
+      "complete": c}``: the call ended. ``arguments`` is the whole argument text sent. When ``complete``
+      is true, ``input`` is the arguments value (typed, as in the parsed message) and ``json.loads(a)``
+      equals it; otherwise the call could not be completed (its region failed to parse, the stream was
+      cut off, or the model contradicted what was already sent), ``input`` is ``None`` and ``error`` says
+      why.
+
+    Where each part comes from is read from the template (:func:`tool_call_plan`): a name captured by the
+    open delimiter is known at ``region_open``; a name inside ``json`` content is known as soon as its
+    string is complete; the arguments of ``json`` content stream as canonical JSON text
+    (:class:`JsonScanner`), always a prefix of the final arguments string. Arguments that cannot stream
+    that way (``xml-inline``, ``kv-lines``, ``allow_non_json``, arguments the model wrote before the
+    name, arguments that are not a JSON object) are sent whole when the region closes. When the region
+    closes, the parsed value is checked against what was sent, and the rest of the arguments string is
+    sent.
+
+    After the parser's ``finalize()``, pass its events to :meth:`finish`; with ``truncated=True`` (the
+    engine stopped at its token limit) a call that only the end of the stream closed is ended with
+    ``complete: False`` rather than reported as a complete call.
+    """
+
+    def __init__(
+        self,
+        template: Mapping[str, Any] | ResponseTemplate | str,
+        *,
+        tools: Sequence[Mapping[str, Any] | Callable[..., Any]] | None = None,
+        field: str = "tool_calls",
+        eager: bool = True,
+    ) -> None:
+        compiled = load_template(template)
+        self.field = field
+        # The field itself, and every field that feeds it through 'into' (another syntax for the same
+        # calls), each with its own plan; regions of tool-call fields never overlap.
+        self._plans: dict[str, ToolCallPlan | None] = {}
+        spec = compiled.by_name.get(field)
+        self._plans[field] = tool_call_plan(spec) if spec is not None else None
+        for other in compiled.fields:
+            if other.into == field and not other.into_implicit:
+                self._plans[other.name] = tool_call_plan(other)
+        #: The names of the fields whose events this streamer reads.
+        self.fields: frozenset[str] = frozenset(self._plans)
+        self.plan: ToolCallPlan | None = self._plans[field]
+        self._region_field = field
+        self._params: dict[str, dict[str, Any]] = tool_parameters(tools)  # type: ignore[arg-type]
+        self.eager = eager
+        #: Messages of the calls that could not be completed, and of regions that produced no call.
+        self.errors: list[str] = []
+        #: How many calls were announced / ended complete so far.
+        self.count = 0
+        self.completed = 0
+        self._open = False
+        self._captures: Mapping[str, str] = {}
+        self._calls: list[_Call] = []
+        self._scanner: JsonScanner | None = None
+        self._out: list[Event] = []
+
+    # -- public API ------------------------------------------------------------------------------------
+
+    def feed(self, events: Iterable[Event]) -> list[Event]:
+        """Process parser events (from ``initial_events`` or a ``feed``); return the call events."""
+        out: list[Event] = []
+        fields = self.fields
+        for event in events:
+            if event.get("field") in fields:
+                out.extend(self.process(event))
+        return out
+
+    def finish(self, events: Iterable[Event] = (), *, truncated: bool = False) -> list[Event]:
+        """Process the events of ``finalize()``; ``truncated``: the engine hit its token limit."""
+        out: list[Event] = []
+        for event in events:
+            if event.get("field") in self.fields:
+                out.extend(self.process(event, cut_off=truncated))
+        if self._open:  # the parser always closes its regions; be safe with other event sources
+            out.extend(
+                self.process(
+                    {
+                        "type": "region_close",
+                        "field": self._region_field,
+                        "value": None,
+                        "error": "the stream ended inside the region",
+                    }
+                )
+            )
+        return out
+
+    def process(self, event: Event, *, cut_off: bool = False) -> list[Event]:
+        """Process one event of the tool-call field; ``cut_off``: a close caused by a truncated stream."""
+        self._out = out = []
+        kind = event["type"]
+        if kind == "region_chunk":
+            if self._scanner is not None:
+                self._on_reports(self._scanner.feed(event["text"]))
+        elif kind == "region_open":
+            self._region_field = event.get("field", self.field)
+            self.plan = self._plans.get(self._region_field, self._plans[self.field])
+            self._on_open(event.get("captures") or {})
+        elif kind == "region_close":
+            self._on_close(event, cut_off)
+        return out
+
+    # -- regions ---------------------------------------------------------------------------------------
+
+    def _on_open(self, captures: Mapping[str, str]) -> None:
+        plan = self.plan
+        self._open = True
+        self._captures = captures
+        self._calls = []
+        self._scanner = None
+        if plan is None or not self.eager:
+            return
+        if plan.scan and ((plan.name is not None and plan.name[0] == "json") or plan.arguments is not None):
+            self._scanner = JsonScanner(
+                name_paths=plan.name[1] if plan.name is not None and plan.name[0] == "json" else (),
+                id_paths=plan.id[1] if plan.id is not None and plan.id[0] == "json" else (),
+                arguments_paths=plan.arguments[1]
+                if plan.arguments is not None and plan.arguments[0] == "json"
+                else (),
+                each=plan.each,
+                unquoted_keys=plan.unquoted_keys,
+                string_delims=plan.string_delims,
+                hold=self._hold if self._params else None,
+            )
+        if not plan.each:
+            call = self._call(0)
+            call.name = self._static(plan.name)
+            call.id = self._static(plan.id)
+            self._try_announce(0)
+
+    def _static(self, source: Source) -> str | None:
+        if source is None:
+            return None
+        if source[0] == "literal":
+            return source[1] if isinstance(source[1], str) else None
+        if source[0] == "capture":
+            return self._captures.get(source[1])
+        return None
+
+    def _call(self, item: int) -> _Call:
+        calls = self._calls
+        while len(calls) <= item:
+            calls.append(_Call())
+        return calls[item]
+
+    def _header_known(self, call: _Call) -> bool:
+        plan = self.plan
+        assert plan is not None
+        if call.name is None:
+            return False
+        if plan.wait_for_id and call.id is None:
+            # an id of its own that is not known yet: wait for it, unless it can never come early
+            return plan.id is None or (plan.id[0] == "capture" and plan.id[1] not in self._captures)
+        return True
+
+    def _try_announce(self, item: int) -> None:
+        call = self._calls[item]
+        if call.announced or call.deferred or not self._header_known(call):
+            return
+        if self.plan is not None and self.plan.wait_for_id and call.id is None and self.plan.id is None:
+            call.deferred = True  # its id is only known at close: announce it then
+            return
+        if item:  # calls of one region are announced in order, each after the previous one ended
+            previous = self._calls[item - 1]
+            if not previous.ended:
+                if not previous.announced or previous.deferred or not previous.args_done:
+                    call.deferred = True
+                    return
+                self._end_early(previous)
+        self._announce(call, call.name, call.id)  # type: ignore[arg-type]
+
+    def _announce(self, call: _Call, name: str, call_id: str | None) -> None:
+        call.announced = True
+        call.name = name
+        call.id = call_id
+        call.index = self.count
+        self.count += 1
+        self._out.append({"type": "tool_call_start", "index": call.index, "name": name, "id": call_id})
+
+    def _send(self, call: _Call, text: str, whole: bool = False) -> None:
+        call.sent.append(text)
+        self._out.append({"type": "tool_call_delta", "index": call.index, "arguments": text, "whole": whole})
+
+    def _end(self, call: _Call, arguments: str, value: Any = None, error: str | None = None) -> None:
+        call.ended = True
+        event: Event = {
+            "type": "tool_call_end",
+            "index": call.index,
+            "name": call.name,
+            "id": call.id,
+            "arguments": arguments,
+            "input": value if error is None else None,
+            "complete": error is None,
+        }
+        if error is None:
+            self.completed += 1
+        else:
+            event["error"] = error
+            self.errors.append(f"tool call {call.index} ({call.name}): {error}")
+        self._out.append(event)
+
+    def _end_early(self, call: _Call) -> None:
+        """End a call of an each-region whose arguments are complete before the region closes."""
+        text = "".join(call.sent)
+        call.sent = [text]
+        try:
+            value = json.loads(text)
+        except ValueError:
+            self._end(call, text, error="its arguments are not complete JSON")
+            return
+        self._end(call, text, value)
+
+    # -- scanner reports -------------------------------------------------------------------------------
+
+    def _hold(self, item: int, key: str, kind: str) -> Callable[[Any], Any] | None:
+        """Typing: a member whose schema may change a string (or the items of a list) is held back."""
+        name = self._calls[item].name if item < len(self._calls) else None
+        if name is None and self._scanner is not None:
+            name = self._scanner.names.get(item)  # read in this very feed, not yet processed
+        properties = self._params.get(name) if isinstance(name, str) else None
+        if not properties or key not in properties:
+            return None
+        kinds = schema_types(properties[key])
+        if not any(k in CASTS for k in kinds) or (kind == "array" and "array" in kinds):
+            return None
+        params = self._params
+
+        def convert(value: Any) -> Any:
+            typed = type_call({"function": {"name": name, "arguments": {key: value}}}, params)
+            return typed["function"]["arguments"][key]
+
+        return convert
+
+    def _on_reports(self, reports: list[Event]) -> None:
+        for report in reports:
+            kind = report["type"]
+            if kind == "arguments":
+                call = self._call(report["item"])
+                text = report["json"]
+                if call.ended or call.deferred:
+                    continue
+                if not call.announced:
+                    call.deferred = True  # the arguments started before the name (or id) was known
+                elif not call.sent and text and text[0] != "{":
+                    call.deferred = True  # not an object: sent whole at close
+                elif text:
+                    self._send(call, text)
+            elif kind == "arguments_done":
+                self._call(report["item"]).args_done = True
+            elif kind == "name" or kind == "id":
+                item = report["item"]
+                call = self._call(item)
+                value = report["value"]
+                if call.announced:
+                    continue
+                if kind == "name":
+                    if call.name is None and isinstance(value, str) and value:
+                        call.name = value
+                elif call.id is None and value is not None:
+                    call.id = value if isinstance(value, str) else json.dumps(value)
+                self._try_announce(item)
+            elif kind == "error":
+                self._scanner = None
+                return
+
+    # -- closing -----------------------------------------------------------------------------------------
+
+    def _on_close(self, event: Event, cut_off: bool) -> None:
+        self._open = False
+        self._scanner = None
+        calls = self._calls
+        if "error" in event or cut_off:
+            why = (
+                "the stream was cut off (token limit) before the call was complete"
+                if cut_off
+                else f"its region did not parse: {event.get('error')}"
+            )
+            for call in calls:
+                if call.announced and not call.ended:
+                    self._end(call, "".join(call.sent), error=why)
+            if not any(c.announced for c in calls):
+                self.errors.append(f"a {self._region_field!r} region produced no call: {why}")
+            return
+        values = flatten_calls(event.get("value"))
+        for position, value in enumerate(values):
+            call = calls[position] if position < len(calls) else None
+            parts = call_parts(value)
+            if parts is None:
+                if call is not None and call.announced and not call.ended:
+                    self._end(call, "".join(call.sent), error="the parsed value is not a tool call")
+                else:
+                    self.errors.append(
+                        f"a {self._region_field!r} region holds a value that is not a tool call: {value!r:.200}"
+                    )
+                continue
+            name, call_id, arguments = parts
+            final = arguments_text(arguments)
+            if call is None or not call.announced:
+                call = call or _Call()
+                self._announce(call, name, call_id)
+                self._send(call, final, whole=True)
+                self._end(call, final, arguments)
+                continue
+            if call.name != name or (call.id is not None and call.id != call_id):
+                if not call.ended:
+                    self._end(call, "".join(call.sent), error=f"the parsed call is {name!r} (id {call_id!r})")
+                else:
+                    self.errors.append(
+                        f"tool call {call.index} was sent as {call.name!r} but parsed as {name!r}"
+                    )
+                continue
+            sent = "".join(call.sent)
+            if call.ended:  # ended early (each-region): check only
+                if sent != final and not same_json(sent, arguments):
+                    self.errors.append(
+                        f"tool call {call.index} ({name}): the arguments sent differ from the parsed ones"
+                    )
+                continue
+            if final.startswith(sent):
+                if len(final) > len(sent):
+                    self._send(call, final[len(sent) :], whole=not sent)
+                self._end(call, final, arguments)
+            elif same_json(sent, arguments):
+                self._end(call, sent, arguments)
+            else:
+                self._end(call, sent, error="the parsed arguments differ from the text already sent")
+        for call in calls[len(values) :]:
+            if call.announced and not call.ended:
+                self._end(call, "".join(call.sent), error="the parsed value has no such call")
