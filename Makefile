@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test test-thorough lint typecheck bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,15 @@ lint: $(VENV)/.installed-test
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy
 
+# pytest runs on every core (pytest-xdist); hypothesis uses the `ci` profile (tests/hypothesis_profiles.py).
+PYTEST := $(BIN)/python -m pytest -n auto --dist worksteal
+
 test: $(VENV)/.installed-test lint typecheck
-	$(BIN)/python -m pytest
+	$(PYTEST)
+
+# The same suite with ten times the hypothesis examples: for local runs, not CI.
+test-thorough: $(VENV)/.installed-test
+	HYPOTHESIS_PROFILE=thorough $(PYTEST)
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/bench_streaming.py

@@ -1,7 +1,7 @@
 """Generate docs/models.md from the model library and the results of its checks.
 
 Runs the sample verification (``tests/library_samples.py``) and the round trip of every family against its
-chat templates (``tests/data/chat_templates``), then writes the page. ``tests/test_library_docs.py``
+chat templates (``tests/data/chat_templates``), then writes the page. ``tests/library/test_library_docs.py``
 checks that the committed page is what this script writes.
 
 Usage::
@@ -158,7 +158,7 @@ def generate() -> str:
         "template-language extension (no template yet). Entries that share a format share one template "
         f"({sum(1 for f in fams if f.same_format_as)} entries point to another's).",
         f"* **Recorded outputs:** {judged} of {counts['applicable']} applicable samples "
-        f"({100 * judged / counts['applicable']:.1f}%) pass judged by SPEC: {counts['passed']} equal the "
+        f"({100 * judged / counts['applicable']:.1f}%) pass judged by our spec (docs/spec.md): {counts['passed']} equal the "
         f"source's expected message, {counts['source_policy']} equal it once the source's documented policy "
         f"of keeping reasoning inline is undone (checked), {counts['alternative']} equal it with an opt-in "
         "library template that reads what the family's default deliberately does not (named per sample, "
@@ -180,7 +180,7 @@ def generate() -> str:
     lines += [
         "## Families",
         "",
-        "Samples: passed / applicable recorded outputs of the family, judged by SPEC; *by policy*: equal once "
+        "Samples: passed / applicable recorded outputs of the family, judged by our spec (docs/spec.md); *by policy*: equal once "
         "the source's policy of keeping reasoning inline is undone; *opt-in*: equal with the opt-in template the "
         "exceptions list names (see [Recorded outputs](#recorded-outputs)). "
         "Round trip: passed / run cases over the family's chat templates "
@@ -241,7 +241,7 @@ def generate() -> str:
     lines += [
         "## Recorded outputs",
         "",
-        "`tests/test_library_samples.py` parses every sample of `tests/data/model_output_samples.jsonl` (a copy "
+        "`tests/library/test_library_samples.py` parses every sample of `tests/data/model_output_samples.jsonl` (a copy "
         "of the research set: real outputs from the test suites of llama.cpp, vLLM, SGLang and transformers) "
         "that has an expected message and is not a partial stream, with the template of its family. The rules "
         "(which prompt, which tools, how messages are compared) are in `tests/library_samples.py`. In short: "

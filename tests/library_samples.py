@@ -2,7 +2,7 @@
 
 Shared by ``tests/test_library_samples.py`` and ``scripts/gen_models_doc.py``. Every sample that has an
 expected message and is not a partial stream is parsed with the template of its library family and
-compared with the expected message, judged by SPEC:
+compared with the expected message, judged by docs/spec.md:
 
 * **Which family.** The sample's ``family`` maps to a library family through the families'
   ``sample_families``; vLLM's ``mistral`` tests are split by tokenizer (``pre_v11`` cases are
@@ -18,12 +18,13 @@ compared with the expected message, judged by SPEC:
 
 * **Which tools.** ``context.tools`` names the tools the source declared: their schemas are in
   ``sample_tools.json`` (types only, written for these tests). A source that ran with tools it did not
-  record (every tool-parser test does) gets schemas typed after the expected arguments; SPEC section 7
-  types argument values only with ``tools=``, so this is what the source's request would have provided.
-* **Comparing.** ``content`` and ``reasoning_content`` are compared stripped (SPEC's ``text`` parser
-  strips; llama.cpp compares whitespace-insensitively too); empty values count as absent; a tool call's
-  ``id`` is compared when the expected call has one, and an empty ``id`` counts as none.
-* **Not applicable**: samples whose recorded settings switch off parsing that SPEC does
+  record (every tool-parser test does) gets schemas typed after the expected arguments; docs/spec.md,
+  section 7 types argument values only with ``tools=``, so this is what the source's request would have
+  provided.
+* **Comparing.** ``content`` and ``reasoning_content`` are compared stripped (the ``text`` parser of
+  docs/spec.md strips; llama.cpp compares whitespace-insensitively too); empty values count as absent; a
+  tool call's ``id`` is compared when the expected call has one, and an empty ``id`` counts as none.
+* **Not applicable**: samples whose recorded settings switch off parsing that docs/spec.md does
   (``reasoning_format: none``, ``reasoning_in_content``, ``parse_tool_calls: false``, ``json_schema``
   response mode), and samples of families that need a template-language extension.
 * **Reviewed exceptions** (``sample_exceptions.json``): each failing sample is listed with a kind and a
@@ -53,7 +54,7 @@ SAMPLES_FILE = DATA / "model_output_samples.jsonl"
 TOOLS_FILE = DATA / "sample_tools.json"
 EXCEPTIONS_FILE = DATA / "sample_exceptions.json"
 
-#: Recorded settings under which the source does not parse what SPEC parses.
+#: Recorded settings under which the source does not parse what docs/spec.md parses.
 NOT_PARSED = (
     ("reasoning_format", "none", "reasoning extraction switched off (reasoning_format=none)"),
     ("reasoning_in_content", True, "reasoning kept in content (reasoning_in_content)"),

@@ -8,7 +8,7 @@ Every case in ``tests/conformance/cases.py`` is parsed by the reference
 * ``difference`` cases: ours gives the case's ``expected`` result and the reference gives something
   else (another message, or an exception that is not a ``ValueError``), so every documented
   difference is real;
-* ``pending`` cases: disagreements the SPEC does not list yet; their reference comparison is a strict
+* ``pending`` cases: disagreements docs/spec.md does not list yet; their reference comparison is a strict
   ``xfail`` until the difference is documented or ours changes (see ``docs/differences.md``).
 
 Where the messages agree, the region_open/region_close events (with values) must agree too.

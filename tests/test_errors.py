@@ -1,4 +1,4 @@
-"""SPEC section 9: every error is typed, says where it happened, and leaves the parser usable.
+"""docs/spec.md, section 9: every error is typed, says where it happened, and leaves the parser usable.
 
 Exact values throughout: ``field``, ``raw`` (the region text exactly as written), ``offset`` (the
 region's first character in the stream = prefix remainder + generated text) and ``prefix_length``.

@@ -1,4 +1,4 @@
-"""The boundary scanner never commits a match that more input could change (SPEC section 4).
+"""The boundary scanner never commits a match that more input could change (docs/spec.md, section 4).
 
 The central property: for any pattern, any final text T and any prefix B of T seen while streaming,
 a match the scanner reports as final on B is exactly the match a plain search finds on T, and when it
@@ -13,6 +13,7 @@ import regex
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from hypothesis_profiles import examples
 from response_templates.matching import FLAGS, Delimiter, WatchSet, rewrite_end_assertions
 
 ALPHABET = "ab<>\n "
@@ -68,7 +69,7 @@ def _check_all_prefixes(watch: WatchSet, truth: tuple[int, int, dict[str, str]] 
     assert (None if m is None else (m.start, m.end, m.captures)) == truth
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(3000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patterns(), texts)
 @example(r"</invoke>(?:\s*</minimax:tool_call>)?", "</invoke>\n</minimax:tool_call>")
 @example(r"abc$", "abc\nd")
@@ -85,7 +86,7 @@ def test_regex_match_is_final_when_committed(pattern: str, text: str) -> None:
     _check_all_prefixes(WatchSet.build([d]), _truth(pattern, text), text)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.text(alphabet="ab<>", min_size=1, max_size=5), min_size=1, max_size=4), texts)
 @example(["STOP", "STOPPED"], "xSTOPPED")
 @example(["STOP", "STOPPED"], "xSTOPPEx")
@@ -95,7 +96,7 @@ def test_literal_list_match_is_final_when_committed(literals: list[str], text: s
     _check_all_prefixes(WatchSet.build([d]), _truth(pattern, text), text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(patterns(), texts, st.integers(0, 14))
 def test_rewrite_keeps_meaning(pattern: str, text: str, pos: int) -> None:
     try:
@@ -142,7 +143,7 @@ def test_rewrite_leaves_sets_escapes_and_comments_alone() -> None:
 # -- the parser's fast path: the characters a regex match can start at ----------------------------------
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(3000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patterns(), texts)
 @example(r"(?:<a>\s*)?<b", "x <a> <b")
 @example(r"</a>|(?=<a>)", "x<a>")
@@ -164,7 +165,7 @@ def test_first_chars_bound_every_match_start(pattern: str, text: str) -> None:
             assert p < len(text) and text[p] in first, (pattern, text, p, first)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patterns(), patterns(), st.lists(st.text(alphabet=ALPHABET, min_size=1, max_size=4), max_size=8))
 @example("^a|<", ">", ["a<b", "x>", "a"])
 def test_parser_fast_path_never_changes_the_result(open_p: str, close_p: str, chunks: list[str]) -> None:

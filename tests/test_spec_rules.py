@@ -1,7 +1,9 @@
-"""One behaviour test per rule of SPEC sections 2-8 (section 9, errors, is in ``test_errors.py``).
+"""One behaviour test per rule of docs/spec.md, sections 2-8 (section 9, errors, is in
+``test_errors.py``). The rules cut across modules (loading, routing, values, assembly), so this suite sits at
+the top of ``tests/``.
 
-Tests are grouped by SPEC section; each docstring restates the rule it checks. Every assertion compares
-exact values, so a test fails as soon as the behaviour drifts from the rule.
+Tests are grouped by section of docs/spec.md; each docstring restates the rule it checks. Every assertion
+compares exact values, so a test fails as soon as the behaviour drifts from the rule.
 """
 
 from __future__ import annotations

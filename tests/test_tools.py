@@ -45,6 +45,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from hypothesis_profiles import examples
 from response_templates import errors, tools
 from response_templates.tools import ToolSpecError, callable_to_schema, tool_parameters, type_tool_calls
 
@@ -965,7 +966,7 @@ def _documented_fn(doc: str) -> Any:
 
 
 @needs_reference
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(600), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ANY_DOCS)
 def test_docstring_reading_matches_reference(doc: str) -> None:
     fn = _documented_fn(doc)
@@ -979,7 +980,7 @@ def test_docstring_reading_matches_reference(doc: str) -> None:
 
 
 @needs_reference
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(ANY_DOCS)
 def test_raw_docstring_reader_matches_reference(doc: str) -> None:
     # Through the public API, inspect.getdoc has already expanded tabs and removed the common indentation;
@@ -1011,7 +1012,7 @@ def _hints() -> st.SearchStrategy[Any]:
 
 
 @needs_reference
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(_hints(), _hints())
 def test_type_hints_match_reference(param_hint: Any, return_hint: Any) -> None:
     def fn(x):  # annotations set below
@@ -1114,7 +1115,9 @@ def test_tool_parameters_rejects_items_that_are_not_dicts_or_functions(item: Any
 
 
 @pytest.mark.parametrize(
-    "callable_item", [Toolbox, CallableObject(), functools.partial(f_scalars, "a"), len], ids=str
+    "callable_item",
+    [Toolbox, CallableObject(), functools.partial(f_scalars, "a"), len],
+    ids=["class", "callable-object", "partial", "builtin"],  # stable ids: parallel workers must agree
 )
 def test_tool_parameters_rejects_non_function_callables(callable_item: Any) -> None:
     error = _tool_error([callable_item])
@@ -1280,7 +1283,6 @@ def test_unknown_tools_parameters_and_non_strings_are_untouched() -> None:
         None,
         "text",
         42,
-        {"name": "t", "arguments": {"int": "3"}},  # no "function" wrapper
         {"function": "t"},
         {"function": {"name": "t", "arguments": '{"int": "3"}'}},  # arguments not yet decoded
         {"function": {"name": 5, "arguments": {"int": "3"}}},
@@ -1507,7 +1509,7 @@ def _loses_precision_in_reference(raw: str) -> bool:
 
 
 @needs_reference
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(_schemas(), RAW_STRINGS)
 def test_casts_match_reference(schema: dict[str, Any], raw: str) -> None:
     assume(not _loses_precision_in_reference(raw))
@@ -1521,7 +1523,7 @@ def test_casts_match_reference(schema: dict[str, Any], raw: str) -> None:
 
 
 @needs_reference
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.recursive(
         st.one_of(

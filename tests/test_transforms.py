@@ -1,4 +1,4 @@
-"""Tests for transforms (SPEC section 6).
+"""Tests for transforms (docs/spec.md, section 6).
 
 Intended differences from the reference implementation (transformers.utils.chat_parsing), each checked
 by the test named after it:

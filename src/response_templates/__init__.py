@@ -1,4 +1,40 @@
-"""response-templates: parse raw language-model output back into structured chat messages."""
+"""response-templates: parse raw language-model output back into structured chat messages.
+
+The names in ``__all__`` are the top-level API: :func:`parse_response` and :class:`ResponseParser` (whole
+text and streaming), :func:`load_template` and what it returns (:class:`ResponseTemplate`,
+:class:`FieldSpec`), :func:`lint`, the error classes, and the modules :mod:`.templates` (the built-in
+model library) and :mod:`.verify`.
+
+Public modules: their import paths are stable, and each one's API is what its ``__all__`` lists. For a
+package, that is the ``__all__`` of the package itself; its submodules are how it is built.
+
+* ``templates`` -- the built-in library by name, model id or chat template (``rt.templates.get(...)``);
+  ``library`` -- the model families behind it.
+* ``errors`` -- the error classes (also exported here); ``events`` -- the type of every event the
+  library emits (at run time plain dicts).
+* ``content`` -- the content parsers and their registry (``register_content_parser`` adds your own);
+  ``transforms`` -- transform templates, applicable on their own.
+* ``tools`` -- tool specifications (JSON schemas, typed Python functions) and argument typing;
+  ``calls`` -- what a tool call is, its parts and how its arguments are typed.
+* ``toolstream`` -- early, incremental tool calls from the parser's events; ``wire`` -- the events as
+  OpenAI and Anthropic stream chunks; ``hf`` -- Hugging Face tokenizers: token ids in, templates saved
+  with the tokenizer.
+* ``verify`` -- the round trip of a response template through a chat template (needs jinja2);
+  ``lint`` -- portability rules and suspicious patterns (``rt.lint`` is its entry point); ``cli`` -- the
+  ``response-templates`` command; ``demo`` -- the demo it runs.
+
+Internal modules, with no promise from one release to the next: ``matching`` (delimiters, watch sets,
+hold-back), ``values`` (the value pipeline), ``assembly`` (building the message), ``jsonlex`` (the
+incremental JSON lexer; ``toolstream`` re-exports its public parts) and the submodules of ``language``.
+The first line of their docstrings starts with "Internal:". ``language`` and ``parser`` are the homes of
+``load_template``, ``ResponseTemplate``, ``FieldSpec``, ``ResponseParser`` and ``parse_response``: import
+those from here; the rest of these two modules is internal too.
+
+The layers: the core (``errors``, ``events``, ``matching``, ``language``, ``parser``, ``values``,
+``assembly``, ``content``, ``jsonlex``, ``calls``, ``tools``, ``transforms``) never imports the outer
+rings (``library``, ``templates``, ``toolstream``, ``wire``, ``hf``, ``cli``, ``lint``, ``verify``,
+``demo``), and no module imports itself back through others; ``tests/test_import_layers.py`` checks both.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Message assembly: how region values become the output message (SPEC sections 3 and 6).
+"""Internal: message assembly, how region values become the output message (docs/spec.md, sections 3, 6).
 
 One place for the accumulation rules, independent of scanning:
 
@@ -12,71 +12,22 @@ One place for the accumulation rules, independent of scanning:
   order); a field with ``repeats`` adds one item per match, a field without adds the items of its value,
   which must be a list.
 * ``route`` (extension ``json-envelope``): a field's value is a dict output key -> value (built by
-  :func:`route_value`); list keys (``add``) are extended in stream order, value keys are set (several
-  string values concatenated, as for a field without ``repeats``).
+  :func:`~response_templates.values.route_value`); list keys (``add``) are extended in stream order,
+  value keys are set (several string values concatenated, as for a field without ``repeats``).
 * ``defaults`` are copied into every message and always kept; other keys are dropped when empty (None,
   "", [] or {}); then fields with ``optional: false`` must be present **[ours: checked after dropping]**.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from .errors import ContentError, ParseError
-from .language import ROUTE_OTHER, FieldSpec, ResponseTemplate
-from .transforms import apply_transform_each
+from .errors import ParseError
+from .language import FieldSpec, ResponseTemplate
+from .values import ValuePipeline, route_value
 
-__all__ = ["MessageAssembler", "is_empty", "route_value"]
-
-
-def route_value(field: FieldSpec, value: Any, captures: Mapping[str, Any]) -> dict[str, Any]:
-    """Split a parsed value by the field's ``route`` into ``{output key: value}`` (raises ContentError).
-
-    A JSON object's top-level keys each go where the route says; a value that is not an object goes to
-    the ``"*"`` entry. An ``add`` entry gives a list (one item, or the value's items), transformed item by
-    item when the entry has a ``transform``.
-    """
-    routes = field.route
-    assert routes is not None
-    if isinstance(value, dict):
-        entries = list(value.items())
-    elif ROUTE_OTHER in routes:
-        entries = [(ROUTE_OTHER, value)]
-    else:
-        raise ContentError(
-            f"route: the value must be a JSON object, got {type(value).__name__} (add a {ROUTE_OTHER!r} entry "
-            "to route other values)"
-        )
-    out: dict[str, Any] = {}
-    for key, item in entries:
-        route = routes.get(key)
-        if route is None:
-            raise ContentError(
-                f"route: the object has the key {key!r}, which the route does not list; it lists "
-                f"{', '.join(repr(k) for k in routes)}"
-            )
-        if route.add is None:
-            if route.to not in out:
-                out[route.to] = item
-            elif isinstance(out[route.to], str) and isinstance(item, str):
-                out[route.to] += item
-            else:
-                raise ContentError(f"route: several non-string values for the output key {route.to!r}")
-            continue
-        if route.add == "item":
-            items = [item]
-        elif isinstance(item, list):
-            items = item
-        else:
-            raise ContentError(f"route entry {key!r} adds the items of a list, got {type(item).__name__}")
-        if route.has_transform:
-            try:
-                items = apply_transform_each(route.transform, items, captures)
-            except ContentError as exc:
-                raise ContentError(f"route entry {key!r}: {exc}") from exc
-        out.setdefault(route.to, []).extend(items)
-    return out
+__all__ = ["MessageAssembler", "is_empty", "route_value"]  # route_value: re-exported from .values
 
 
 def is_empty(value: Any) -> bool:
@@ -84,15 +35,16 @@ def is_empty(value: Any) -> bool:
     return value is None or (isinstance(value, (str, list, dict)) and not value)
 
 
-ProcessFn = Callable[[FieldSpec, str, Mapping[str, str]], Any]
-
-
 class MessageAssembler:
-    """Collects region values for one message."""
+    """Collects region values for one message.
 
-    def __init__(self, template: ResponseTemplate, process: ProcessFn) -> None:
+    ``values`` is the request's value pipeline (the one the parser uses for its regions): the assembler
+    uses it once, at the end, for the implicit field's segments joined together.
+    """
+
+    def __init__(self, template: ResponseTemplate, values: ValuePipeline) -> None:
         self._template = template
-        self._process = process
+        self._pipeline = values
         self._values: dict[str, list[Any]] = {}  # insertion order = order of first appearance
         self._implicit_segments: list[str] = []
         self._implicit_captures: dict[str, str] = {}
@@ -178,21 +130,13 @@ class MessageAssembler:
             all_values = {k: list(v) for k, v in all_values.items() if k != t.implicit.name}
             raw = "".join(self._implicit_segments)
             try:
-                routed = self._process(t.implicit, raw, self._implicit_captures)
+                routed = self._pipeline.implicit_value(
+                    raw, self._implicit_captures, self._implicit_start, prefix_length
+                )
                 self._add_routed(all_values, t.implicit, routed, raw, self._implicit_start, prefix_length)
-            except (ContentError, ValueError, TypeError, LookupError, RecursionError) as exc:
-                err = exc if isinstance(exc, ParseError) else None
-                if err is None:
-                    err = ParseError(
-                        str(exc),
-                        field=t.implicit.name,
-                        raw=raw,
-                        offset=self._implicit_start,
-                        prefix_length=prefix_length,
-                    )
-                rest = {k: v for k, v in self._values.items() if k != t.implicit.name}
-                err.partial_message = self._drop_empty(self._combine(t.defaults(), rest))
-                raise err from exc
+            except ParseError as err:
+                err.partial_message = self._partial(t.implicit.name)
+                raise
         for name, values in all_values.items():
             field = t.by_name.get(name)
             if field is None:  # an output key fed only through 'into' or 'route'
@@ -200,31 +144,30 @@ class MessageAssembler:
             elif field.implicit:
                 raw = "".join(self._implicit_segments)
                 try:
-                    value = self._process(field, raw, self._implicit_captures)
-                except (ContentError, ValueError, TypeError, LookupError, RecursionError) as exc:
-                    err = ParseError(
-                        str(exc),
-                        field=name,
-                        raw=raw,
-                        offset=self._implicit_start,
-                        prefix_length=prefix_length,
+                    value = self._pipeline.implicit_value(
+                        raw, self._implicit_captures, self._implicit_start, prefix_length
                     )
-                    rest = {k: v for k, v in self._values.items() if k != name}
-                    err.partial_message = self._drop_empty(self._combine(t.defaults(), rest))
-                    raise err from exc
+                except ParseError as err:
+                    err.partial_message = self._partial(name)
+                    raise
                 message[name] = value
             else:
                 message[name] = self._combined(field, values)
         message = self._drop_empty(message)
         for field in t.fields:
             if not field.optional and is_empty(message.get(field.name)):
-                err = ParseError(
+                missing = ParseError(
                     "required field ('optional': false) never matched or captured only an empty value",
                     field=field.name,
                 )
-                err.partial_message = message
-                raise err
+                missing.partial_message = message
+                raise missing
         return message
+
+    def _partial(self, implicit: str) -> dict[str, Any]:
+        """The message without the implicit field (an error's ``partial_message``)."""
+        rest = {k: v for k, v in self._values.items() if k != implicit}
+        return self._drop_empty(self._combine(self._template.defaults(), rest))
 
     def _combine(self, message: dict[str, Any], values: Mapping[str, list[Any]]) -> dict[str, Any]:
         for name, items in values.items():

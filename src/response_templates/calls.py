@@ -6,12 +6,18 @@ A parsed tool call comes in one of two shapes:
 * the bare shape ``{"name": ..., "arguments": {...}}`` (``"parameters"`` is accepted for the arguments,
   as some models write it; an ``"id"`` may sit beside the name).
 
-Every part of the library that looks at calls (the parser's argument typing, the tool-call streamer, the
-wire adapters) reads them through :func:`call_parts` and types them with :func:`type_tool_calls`.
+The keys of both shapes are named once here (:data:`FUNCTION_KEY`, :data:`NAME_KEY`, :data:`ID_KEY`,
+:data:`ARGUMENTS_KEYS`) and read by two functions, :func:`call_function` (where name and arguments sit)
+and :func:`arguments_key` (which key holds the arguments). Everything that looks at calls goes through
+them: :func:`call_parts` (the tool streamer, the wire adapters), :func:`type_tool_calls` (the parser's
+argument typing) and the tool streamer's plan of a template's transform. So both shapes are typed alike,
+and typing keeps a call's shape: it only replaces the arguments.
 
 >>> params = {"set_alarm": {"hour": {"type": "integer"}}}
->>> type_tool_calls({"function": {"name": "set_alarm", "arguments": {"hour": "7"}}}, params)
-{'function': {'name': 'set_alarm', 'arguments': {'hour': 7}}}
+>>> type_tool_calls({"name": "set_alarm", "arguments": {"hour": "7"}}, params)
+{'name': 'set_alarm', 'arguments': {'hour': 7}}
+>>> type_tool_calls({"type": "function", "function": {"name": "set_alarm", "arguments": {"hour": "7"}}}, params)
+{'type': 'function', 'function': {'name': 'set_alarm', 'arguments': {'hour': 7}}}
 """
 
 from __future__ import annotations
@@ -25,8 +31,14 @@ from typing import Any
 from .jsonlex.canonical import dumps_arguments
 
 __all__ = [
-    "CASTS",
+    "ARGUMENTS_KEYS",
+    "FUNCTION_KEY",
+    "ID_KEY",
+    "NAME_KEY",
+    "argument_cast",
+    "arguments_key",
     "arguments_text",
+    "call_function",
     "call_parts",
     "flatten_calls",
     "schema_types",
@@ -52,6 +64,44 @@ def arguments_text(arguments: Any) -> str:
     return dumps_arguments(arguments)
 
 
+# ---------------------------------------------------------------------------------------------------------
+# The call shape: the one reading of a call's keys (the parser's typing, the tool streamer's plan and the
+# wire adapters all go through these names and functions)
+
+#: The key of the chat shape's wrapper around name and arguments.
+FUNCTION_KEY = "function"
+#: The keys of a call's name and id (the id sits beside the name in the bare shape, beside ``function`` in
+#: the chat shape: in both, at the top of the call).
+NAME_KEY = "name"
+ID_KEY = "id"
+#: The keys a call's arguments may sit under, in order of preference.
+ARGUMENTS_KEYS = ("arguments", "parameters")
+
+
+def call_function(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The mapping that holds a call's name and arguments: ``value["function"]`` when that is a mapping
+    (the chat shape), else ``value`` itself (the bare shape).
+
+    >>> call_function({"type": "function", "function": {"name": "f"}}), call_function({"name": "f"})
+    ({'name': 'f'}, {'name': 'f'})
+    """
+    function = value.get(FUNCTION_KEY)
+    return function if isinstance(function, Mapping) else value
+
+
+def arguments_key(function: Mapping[str, Any]) -> str | None:
+    """The key ``function`` (see :func:`call_function`) holds its arguments under, or ``None`` (no
+    arguments: they are ``{}``).
+
+    >>> arguments_key({"name": "f", "parameters": {}}), arguments_key({"name": "f"})
+    ('parameters', None)
+    """
+    for key in ARGUMENTS_KEYS:
+        if key in function:
+            return key
+    return None
+
+
 def call_parts(value: Any) -> tuple[str, str | None, Any] | None:
     """``(name, id, arguments)`` of one parsed tool call, or ``None`` if ``value`` is not one.
 
@@ -66,19 +116,13 @@ def call_parts(value: Any) -> tuple[str, str | None, Any] | None:
     """
     if not isinstance(value, dict):
         return None
-    function = value.get("function")
-    if not isinstance(function, dict):
-        function = value
-    name = function.get("name")
+    function = call_function(value)
+    name = function.get(NAME_KEY)
     if not isinstance(name, str) or not name:
         return None
-    if "arguments" in function:
-        arguments = function["arguments"]
-    elif "parameters" in function:
-        arguments = function["parameters"]
-    else:
-        arguments = {}
-    call_id = value.get("id")
+    key = arguments_key(function)
+    arguments = function[key] if key is not None else {}
+    call_id = value.get(ID_KEY)
     if call_id is not None and not isinstance(call_id, str):
         call_id = json.dumps(call_id)
     return name, call_id or None, arguments
@@ -194,7 +238,7 @@ def _as_json(expected: type) -> Callable[[str], Any]:
     return cast
 
 
-CASTS: dict[str, Callable[[str], Any]] = {
+_CASTS: dict[str, Callable[[str], Any]] = {
     "integer": _as_integer,
     "number": _as_number,
     "boolean": _as_boolean,
@@ -207,7 +251,7 @@ CASTS: dict[str, Callable[[str], Any]] = {
 def _cast(raw: str, kinds: tuple[str, ...]) -> Any:
     """``raw`` cast to the first of ``kinds`` that accepts it; ``raw`` itself when none does."""
     for kind in kinds:
-        cast = CASTS.get(kind)  # "string" and unknown types never end the search
+        cast = _CASTS.get(kind)  # "string" and unknown types never end the search
         if cast is not None:
             value = cast(raw)
             if value is not _FAILED:
@@ -215,46 +259,84 @@ def _cast(raw: str, kinds: tuple[str, ...]) -> Any:
     return raw
 
 
-def type_call(call: dict[Any, Any], params: Mapping[str, dict[str, Any]]) -> dict[Any, Any]:
-    function = call.get("function")
-    if not isinstance(function, dict):
+def _type_argument(argument: Any, kinds: tuple[str, ...]) -> Any:
+    """One argument typed by the JSON types its schema allows; ``argument`` itself when nothing changes."""
+    if isinstance(argument, str):
+        return _cast(argument, kinds)
+    if isinstance(argument, list) and "array" not in kinds:
+        # the values of a key repeated in the output (merge_duplicates): cast one by one
+        value = argument
+        for position, item in enumerate(argument):
+            if isinstance(item, str) and (cast_item := _cast(item, kinds)) is not item:
+                if value is argument:
+                    value = list(argument)
+                value[position] = cast_item
+        return value
+    return argument
+
+
+def type_call(call: dict[Any, Any], params: Mapping[str, Mapping[str, Any]]) -> dict[Any, Any]:
+    """One tool call (either shape) with its arguments typed by ``params``; ``call`` itself when nothing
+    changes. The result keeps the call's shape: only the arguments value is replaced.
+
+    >>> params = {"f": {"n": {"type": "integer"}}}
+    >>> type_call({"id": "c1", "name": "f", "parameters": {"n": "3"}}, params)
+    {'id': 'c1', 'name': 'f', 'parameters': {'n': 3}}
+    """
+    function = call_function(call)
+    name = function.get(NAME_KEY)
+    key = arguments_key(function)
+    if not isinstance(name, str) or key is None:
         return call
-    name = function.get("name")
-    arguments = function.get("arguments")
-    if not isinstance(name, str) or not isinstance(arguments, dict):
-        return call
+    arguments = function[key]
     properties = params.get(name)
-    if not properties or not isinstance(properties, dict):
+    if not isinstance(arguments, dict) or not properties or not isinstance(properties, dict):
         return call
     typed: dict[Any, Any] | None = None
-    for key, argument in arguments.items():
-        if key not in properties:
+    for argument_name, argument in arguments.items():
+        if argument_name not in properties:
             continue
-        kinds = schema_types(properties[key])
+        kinds = schema_types(properties[argument_name])
         if not kinds:
             continue
-        if isinstance(argument, str):
-            value = _cast(argument, kinds)
-        elif isinstance(argument, list) and "array" not in kinds:
-            # the values of a key repeated in the output (merge_duplicates): cast one by one
-            value = argument
-            for position, item in enumerate(argument):
-                if isinstance(item, str) and (cast_item := _cast(item, kinds)) is not item:
-                    if value is argument:
-                        value = list(argument)
-                    value[position] = cast_item
-        else:
-            continue
+        value = _type_argument(argument, kinds)
         if value is not argument:
             if typed is None:
                 typed = dict(arguments)
-            typed[key] = value
+            typed[argument_name] = value
     if typed is None:
         return call
-    return {**call, "function": {**function, "arguments": typed}}
+    if function is call:
+        return {**call, key: typed}
+    return {**call, FUNCTION_KEY: {**function, key: typed}}
 
 
-def _type_value(value: Any, params: Mapping[str, dict[str, Any]]) -> Any:
+def argument_cast(
+    params: Mapping[str, Mapping[str, Any]], tool: Any, key: str, written: str
+) -> Callable[[Any], Any] | None:
+    """How typing changes argument ``key`` of a call to ``tool`` that the model writes as a ``written``
+    value (``"string"`` or ``"array"``): a function from the complete value to the typed one (what
+    :func:`type_call` makes of it), or ``None`` when typing can never change such a value (unknown tool or
+    parameter, a schema with no castable type, an array the schema allows as it is).
+
+    >>> cast = argument_cast({"f": {"n": {"type": "integer"}}}, "f", "n", "string")
+    >>> cast("3"), cast("three"), argument_cast({"f": {"n": {"type": "string"}}}, "f", "n", "string")
+    (3, 'three', None)
+    """
+    properties = params.get(tool) if isinstance(tool, str) else None
+    if not properties or not isinstance(properties, dict) or key not in properties:
+        return None
+    kinds = schema_types(properties[key])
+    if not any(kind in _CASTS for kind in kinds) or (written == "array" and "array" in kinds):
+        return None
+
+    def cast(value: Any) -> Any:
+        return _type_argument(value, kinds)
+
+    return cast
+
+
+def _type_value(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:
     if isinstance(value, dict):
         return type_call(value, params)
     if isinstance(value, list):
@@ -269,11 +351,11 @@ def _type_value(value: Any, params: Mapping[str, dict[str, Any]]) -> Any:
     return value
 
 
-def type_tool_calls(value: Any, params: Mapping[str, dict[str, Any]]) -> Any:
+def type_tool_calls(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:
     """Cast the string arguments of the tool calls in a parsed field value by their tools' schemas.
 
-    ``value`` is a tool call ``{"function": {"name": ..., "arguments": {...}}, ...}``, or a list of them
-    (lists are descended, nothing else is). ``params`` comes from :func:`tool_parameters`. Each string
+    ``value`` is a tool call of either shape (see :func:`call_parts`), or a list of them (lists are
+    descended, nothing else is); each call keeps its shape. ``params`` comes from :func:`tool_parameters`. Each string
     argument whose parameter schema names a type is cast to the first type that accepts it: ``integer``
     (``"3"``, also ``"3.0"``), ``number`` (``"3"`` -> 3, ``"3.5"`` -> 3.5; NaN and infinities refused),
     ``boolean`` (``true``/``false``/``1``/``0`` in any case), ``null`` (``null``/``None``), ``object`` and

@@ -108,7 +108,7 @@ class Streams:
 class _ArgumentParser(argparse.ArgumentParser):
     """An argparse parser that raises :class:`CLIError` instead of exiting, so ``main`` stays in charge."""
 
-    commands: dict[str, argparse.ArgumentParser] | None = None  # the top-level parser's sub-parsers
+    commands: dict[str, _ArgumentParser] | None = None  # the top-level parser's sub-parsers
 
     def error(self, message: str) -> NoReturn:
         raise CLIError(f"{message} (see '{self.prog} --help')", usage=self.format_usage())
@@ -119,7 +119,7 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 def _read_bytes(path: str, what: str, streams: Streams) -> bytes:
     if path == "-":
-        buffer = getattr(streams.stdin, "buffer", None)
+        buffer: IO[bytes] | None = getattr(streams.stdin, "buffer", None)
         if buffer is not None:
             return buffer.read()
         return streams.stdin.read().encode("utf-8")
@@ -191,6 +191,7 @@ def resolve_prefix(args: argparse.Namespace, template: ResponseTemplate, streams
     """The prompt from ``--prefix``/``--prefix-text``/``--no-prefix``; warns when the anchor is missing."""
     if args.no_prefix:
         return ""
+    prefix: str
     if args.prefix_text is not None:
         prefix = args.prefix_text
     elif args.prefix is not None:
@@ -470,7 +471,7 @@ def _run_list(args: argparse.Namespace, streams: Streams) -> int:
     out = streams.stdout
     if args.json:
         for fam in fams:
-            record = {
+            record: dict[str, Any] = {
                 "name": fam.name,
                 "title": fam.title,
                 "status": fam.status,
@@ -654,7 +655,7 @@ def _add_lint(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "lint",
         help="check a response template for portability problems and suspicious patterns",
-        description="Report the portability rules of SPEC section 10 (backreferences, atomic groups, "
+        description="Report the portability rules of docs/spec.md, section 10 (backreferences, atomic groups, "
         "possessive quantifiers, recursion; lookarounds as a note), suspicious delimiters and extension use.",
         epilog="exit codes: 0 no errors or warnings (notes only); 1 errors or warnings; 2 unreadable file",
     )
@@ -704,6 +705,10 @@ COMMANDS: list[Callable[[Any], None]] = [
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every command in :data:`COMMANDS`."""
+    return _build_parser()
+
+
+def _build_parser() -> _ArgumentParser:
     parser = _ArgumentParser(
         prog=PROG,
         description="Parse raw language-model output into structured chat messages with response templates.",
@@ -736,12 +741,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     streams = Streams(sys.stdin, sys.stdout, sys.stderr)
     try:
-        parser = build_parser()
+        parser = _build_parser()
         args, extra = parser.parse_known_args(argv)
         if extra:  # report it with the usage of the command it was meant for
             command = (parser.commands or {}).get(getattr(args, "command", None) or "", parser)
             command.error(f"unrecognized arguments: {' '.join(extra)}")
-        handler = getattr(args, "handler", None)
+        handler: Callable[[argparse.Namespace, Streams], int] | None = getattr(args, "handler", None)
         if handler is None:
             parser.print_help(streams.stderr)
             return EXIT_USAGE

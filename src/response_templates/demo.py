@@ -17,10 +17,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from .language import load_template
+from .events import ParserEvent
+from .language import ResponseTemplate, load_template
 from .parser import ResponseParser, parse_response
+
+if TYPE_CHECKING:
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
 __all__ = ["DemoData", "load_demo_data", "run", "token_chunks"]
 
@@ -44,8 +51,8 @@ class DemoData:
     paths: dict[str, str]
 
 
-def _data_file(name: str) -> Any:
-    return resources.files("response_templates").joinpath("data", name)
+def _data_file(name: str) -> Traversable:
+    return resources.files("response_templates") / "data" / name
 
 
 def load_demo_data() -> DemoData:
@@ -144,9 +151,9 @@ class _EventPrinter:
             self.line_field = None
             self.line = ""
 
-    def event(self, event: dict[str, Any]) -> None:
-        kind, name = event["type"], event["field"]
-        if kind == "region_chunk":
+    def event(self, event: ParserEvent) -> None:
+        name = event["field"]
+        if event["type"] == "region_chunk":
             piece = ("~" if event["dirty"] else "+") + _quoted(event["text"])
             indent = 2 + self.name_width + 2
             if self.line_field != name:
@@ -163,7 +170,7 @@ class _EventPrinter:
             self.line += piece
             return
         self._end_line()
-        if kind == "region_open":
+        if event["type"] == "region_open":
             self.out.write(self._label(name) + "open\n")
         else:
             value = json.dumps(event["value"], ensure_ascii=False)
@@ -207,8 +214,20 @@ def _typed_arguments(untyped: dict[str, Any], typed: dict[str, Any]) -> list[str
     return notes
 
 
-def _open_close(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _open_close(events: list[ParserEvent]) -> list[ParserEvent]:
     return [e for e in events if e["type"] != "region_chunk"]
+
+
+def _same_as_whole(
+    template: ResponseTemplate, data: DemoData, message: dict[str, Any], streamed: list[ParserEvent]
+) -> tuple[bool, bool]:
+    """Whether parsing the whole output gives the streamed message, and feeding it in one piece the same
+    open and close events."""
+    whole = parse_response(data.output, template, prefix=data.prompt, tools=data.tools)
+    one_piece = ResponseParser(template, prefix=data.prompt, tools=data.tools)
+    whole_events = one_piece.initial_events + one_piece.feed(data.output)
+    whole_events += one_piece.finalize()[1]
+    return whole == message, _open_close(whole_events) == _open_close(streamed)
 
 
 # ------------------------------------------------------------------------------------------------ main
@@ -274,15 +293,11 @@ def run(out: TextIO | None = None, *, color: bool | None = None) -> int:
     w(json.dumps(message, indent=2, ensure_ascii=False) + "\n\n")
 
     untyped = parse_response(data.output, template, prefix=data.prompt)
-    for note in _typed_arguments(untyped, message):  # type: ignore[arg-type]
+    assert isinstance(untyped, dict)  # one text in, one message out
+    for note in _typed_arguments(untyped, message):
         w(f"typed     {note}  (the get_weather schema says integer)\n")
 
-    whole = parse_response(data.output, template, prefix=data.prompt, tools=data.tools)
-    one_piece = ResponseParser(template, prefix=data.prompt, tools=data.tools)
-    whole_events = one_piece.initial_events + one_piece.feed(data.output)
-    whole_events += one_piece.finalize()[1]
-    same_message = whole == message
-    same_events = _open_close(whole_events) == _open_close(streamed_events)
+    same_message, same_events = _same_as_whole(template, data, message, streamed_events)
     verdict = style.ok("OK") if same_message and same_events else style.bad("MISMATCH")
     w(
         f"check     streamed message == parse_response(whole output): {same_message}; "

@@ -14,7 +14,10 @@ Every error the library raises on bad input is a :class:`ResponseTemplateError`,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .events import ParserEvent
 
 __all__ = [
     "ContentError",
@@ -39,7 +42,7 @@ class ResponseTemplateError(ValueError):
         index: for ``parse_response`` on a batch, the position of the failing item.
     """
 
-    events: list[dict[str, Any]] | None = None
+    events: list[ParserEvent] | None = None
     partial_message: dict[str, Any] | None = None
     index: int | None = None
 

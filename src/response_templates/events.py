@@ -22,15 +22,16 @@ Tool-call events (:class:`~response_templates.toolstream.ToolCallStreamer`):
 True
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: NotRequired must be evaluated for the classes'
+# ``__required_keys__``/``__optional_keys__`` to be right at run time (tests/test_events.py reads them).
 import sys
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 if sys.version_info >= (3, 11):
-    from typing import NotRequired
+    from typing import NotRequired, TypedDict
 else:  # pragma: no cover
-    from typing_extensions import NotRequired
+    # typing.TypedDict of Python 3.10 does not know NotRequired: both come from typing_extensions.
+    from typing_extensions import NotRequired, TypedDict
 
 __all__ = [
     "Event",
@@ -47,6 +48,8 @@ __all__ = [
 
 
 class RegionOpen(TypedDict):
+    """A region starts: at its open delimiter, or for the implicit field at its first character."""
+
     type: Literal["region_open"]
     field: str
     #: The open delimiter's named groups (only when it has some) **[ours, additive]**.
@@ -54,6 +57,12 @@ class RegionOpen(TypedDict):
 
 
 class RegionChunk(TypedDict):
+    """Text routed into the open region.
+
+    ``dirty`` is false when the chunks are the value itself (``text``, ``int``, ``float``, ``bool``: up to
+    stripping), true when they are raw text of a value parsed only at close (``json``, ``xml-inline``...).
+    """
+
     type: Literal["region_chunk"]
     field: str
     text: str
@@ -61,6 +70,12 @@ class RegionChunk(TypedDict):
 
 
 class RegionClose(TypedDict):
+    """The region ended; ``value`` is parsed, transformed and typed, what the message gets from it.
+
+    For the implicit field, each segment (gap between other regions) closes with its own value, None when
+    the segment does not parse on its own; the message's value is all segments parsed together.
+    """
+
     type: Literal["region_close"]
     field: str
     value: Any
@@ -72,6 +87,8 @@ ParserEvent = RegionOpen | RegionChunk | RegionClose
 
 
 class ToolCallStart(TypedDict):
+    """Tool call ``index`` (0, 1, ... in stream order) is known: its name, and its id when captured."""
+
     type: Literal["tool_call_start"]
     index: int
     name: str
@@ -79,6 +96,8 @@ class ToolCallStart(TypedDict):
 
 
 class ToolCallDelta(TypedDict):
+    """More argument text of call ``index``; ``whole``: the complete arguments string, sent at once."""
+
     type: Literal["tool_call_delta"]
     index: int
     arguments: str
@@ -86,6 +105,12 @@ class ToolCallDelta(TypedDict):
 
 
 class ToolCallEnd(TypedDict):
+    """Call ``index`` ended; ``complete`` says whether ``input`` holds its typed arguments.
+
+    When ``complete`` is true, ``json.loads(arguments) == input``; otherwise ``input`` is None and ``error``
+    says why (the region failed to parse, the stream was cut off, ...).
+    """
+
     type: Literal["tool_call_end"]
     index: int
     name: str | None

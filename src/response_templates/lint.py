@@ -6,7 +6,7 @@ not load is reported as an ``error`` issue and the remaining checks still run on
 
 Rules (``code``, level):
 
-* SPEC section 10, portability -- ``backreference``, ``atomic-group``, ``possessive-quantifier``,
+* portability (docs/spec.md, section 10) -- ``backreference``, ``atomic-group``, ``possessive-quantifier``,
   ``recursion`` (warnings: other regex engines lack them) and ``lookaround`` (a note: allowed, but rare in
   other engines' partial matching).
 * ``unreachable-field`` (error) -- two fields with the same literal open: the one whose name sorts later
@@ -19,9 +19,12 @@ Rules (``code``, level):
   (``<|im_end|>``) in its text.
 * ``greedy-delimiter`` (note) -- a delimiter pattern with an unbounded ``.*``/``.+``: while the stream is
   open the parser holds back everything after a partial match.
-* ``extension`` (note) -- the template uses a template-language extension (E1-E9 of
-  ``docs/design/extensions.md``, implemented ones in ``docs/extensions.md``): declared extensions, their
-  content parsers and keys, and item transforms; seed implementations reject such templates.
+* ``extension`` (note) -- the template uses a template-language extension (``docs/extensions.md``; the
+  design ids E1-E9 are those of ``docs/design/extensions.md``): its declaration, and each field key,
+  content parser, ``content_args`` key and transform feature of an extension, all read from the one
+  registry the loader uses (``language/registry.py``), whether declared or not; also a content parser
+  outside the base language, and a structured ``close`` (a draft form the language does not have).
+  Implementations of the base language alone reject such templates.
 * ``load-error`` (error) -- the template does not load; the message is the loader's.
 
 >>> import response_templates as rt
@@ -33,7 +36,7 @@ Rules (``code``, level):
 >>> [(i.level, i.code, i.field) for i in issues]
 [('warning', 'atomic-group', 'reasoning_content'), ('warning', 'implicit-without-close', 'content')]
 >>> print(issues[0])
-warning atomic-group [reasoning_content.close_pattern]: atomic group (?>...) at offset 0: not portable (SPEC section 10)
+warning atomic-group [reasoning_content.close_pattern]: atomic group (?>...) at offset 0: not portable (docs/spec.md, section 10)
 """
 
 from __future__ import annotations
@@ -44,27 +47,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ResponseTemplateError
-from .language import ResponseTemplate, load_template
-from .transforms import transform_placeholders
+from .language import BASE_CONTENT_PARSERS, REGISTRY, Extension, ResponseTemplate, load_template
+from .language.registry import EXTENSION_FIELD_KEYS, EXTENSION_PARSERS, extension, extension_args_used
 
 __all__ = ["LEVELS", "Issue", "lint", "regex_constructs"]
 
 #: Issue levels, most severe first.
 LEVELS = ("error", "warning", "note")
 
-_SEED_PARSERS = frozenset({"text", "int", "float", "bool", "json", "xml-inline", "kv-lines"})
-# Names used by the extension design (docs/design/extensions.md) and the research drafts.
-_EXTENSION_PARSERS = {"python-calls": "E1", "json-lines": "E3", "json-envelope": "E7"}
-_EXTENSION_FIELD_KEYS = {
-    "each_item": "E2",
-    "close_json": "E3",
-    "inside": "E5",
-    "within": "E5",
-    "wrap": "E6",
-    "route": "E7",
-    "into": "E8",
-}
-_EXTENSION_XML_ARGS = {"type_group": "E4", "unescape": "E4", "cdata": "E4", "nested": "E4"}
 _PATTERN_KEYS = ("open_pattern", "close_pattern")
 _CHAT_MARKUP = ("<|", "|>", "<｜", "｜>", "[INST]", "[/INST]", "<start_of_turn>", "<seed:", "]~b]")
 
@@ -96,6 +86,8 @@ class Issue:
 # ------------------------------------------------------------------------------------ regex scanning
 
 
+# Over 80 lines on purpose: one pass over the pattern whose branches share the cursor, the lookaround
+# stack and the end of the last atom; split into functions, that state would have to be passed around.
 def regex_constructs(pattern: str) -> Iterator[tuple[str, int, str]]:
     """``(kind, offset, text)`` for each non-portable or notable construct of a regex.
 
@@ -181,11 +173,11 @@ def regex_constructs(pattern: str) -> Iterator[tuple[str, int, str]]:
 
 
 _MESSAGES = {
-    "backreference": "backreference {text} at offset {at}: not portable (SPEC section 10)",
-    "atomic-group": "atomic group (?>...) at offset {at}: not portable (SPEC section 10)",
-    "possessive-quantifier": "possessive quantifier {text} at offset {at}: not portable (SPEC section 10)",
-    "recursion": "recursion {text} at offset {at}: not portable (SPEC section 10)",
-    "lookaround": "lookaround {text} at offset {at}: allowed, but rare in other engines (SPEC section 10)",
+    "backreference": "backreference {text} at offset {at}: not portable (docs/spec.md, section 10)",
+    "atomic-group": "atomic group (?>...) at offset {at}: not portable (docs/spec.md, section 10)",
+    "possessive-quantifier": "possessive quantifier {text} at offset {at}: not portable (docs/spec.md, section 10)",
+    "recursion": "recursion {text} at offset {at}: not portable (docs/spec.md, section 10)",
+    "lookaround": "lookaround {text} at offset {at}: allowed, but rare in other engines (docs/spec.md, section 10)",
     "greedy": "unbounded {text} at offset {at}: while streaming, everything after a partial match is held "
     "back until the delimiter is decided",
 }
@@ -301,71 +293,66 @@ def _check_implicit(fields: Mapping[str, Any], data: Mapping[str, Any]) -> Itera
 
 
 def _check_extensions(fields: Mapping[str, Any], data: Mapping[str, Any]) -> Iterator[Issue]:
+    """One note per extension the template declares or uses, from the registry (language/registry.py)."""
     if "extensions" in data:
         yield Issue("note", "extension", f"declares extensions {data['extensions']!r}", None, "extensions")
-    declared = data.get("extensions") if isinstance(data.get("extensions"), list) else []
+    raw = data.get("extensions")
+    declared = tuple(e for e in raw if isinstance(e, str)) if isinstance(raw, list) else ()
     for name, spec in fields.items():
-        if not isinstance(spec, Mapping):
-            continue
-        if (
-            "item-transform" in declared
-            and spec.get("transform_each") is True
-            and "transform" in spec
-            and _uses_item_variables(spec["transform"])
-        ):
+        if isinstance(spec, Mapping):
+            yield from _field_extensions(name, spec, fields, declared)
+
+
+def _field_extensions(
+    name: str, spec: Mapping[str, Any], fields: Mapping[str, Any], declared: tuple[str, ...]
+) -> Iterator[Issue]:
+    for ext in REGISTRY:
+        for feature in ext.transform_features:
+            key = feature.used_in(spec, declared)
+            if key is not None:
+                yield Issue("note", "extension", f"{feature.summary}: {_named(ext)}", name, key)
+    content = spec.get("content")
+    parser = content
+    if isinstance(content, str):
+        parser = content.split()[0] if content.strip() else content
+        if parser in EXTENSION_PARSERS:
+            ext = extension(EXTENSION_PARSERS[parser])
+            yield Issue("note", "extension", f"content parser {parser!r} is {_named(ext)}", name, "content")
+        elif parser not in BASE_CONTENT_PARSERS:
             yield Issue(
-                "note",
-                "extension",
-                "transform_each binds {key}/{value} of single-key objects: extension E2 (item-transform)",
-                name,
-                "transform",
+                "note", "extension", f"content parser {parser!r} is not a seed parser", name, "content"
             )
-        content = spec.get("content")
-        if isinstance(content, str):
-            parser = content.split()[0] if content.strip() else content
-            if parser in _EXTENSION_PARSERS:
-                yield Issue(
-                    "note",
-                    "extension",
-                    f"content parser {parser!r} is extension {_EXTENSION_PARSERS[parser]}",
-                    name,
-                    "content",
-                )
-            elif parser not in _SEED_PARSERS:
-                yield Issue(
-                    "note", "extension", f"content parser {parser!r} is not a seed parser", name, "content"
-                )
-        for key, ext in _EXTENSION_FIELD_KEYS.items():
-            if key in spec:
-                if key == "into" and isinstance(spec["into"], str) and _is_implicit(fields.get(spec["into"])):
-                    ext = "E6 (into the implicit field: an optional wrapper of its text)"
-                yield Issue("note", "extension", f"key {key!r} is extension {ext}", name, key)
-        if isinstance(spec.get("close"), Mapping):
-            yield Issue(
-                "note",
-                "extension",
-                "a structured close (e.g. {'json': 'value'}) is extension E3",
-                name,
-                "close",
-            )
-        args = spec.get("content_args")
-        if isinstance(args, Mapping):
-            for key, ext in _EXTENSION_XML_ARGS.items():
-                if key in args:
-                    yield Issue(
-                        "note", "extension", f"content_args {key!r} is extension {ext}", name, "content_args"
-                    )
+    for key, ext_name in EXTENSION_FIELD_KEYS.items():
+        if key in spec:
+            where = _named(extension(ext_name))
+            if key == "into" and isinstance(spec["into"], str) and _is_implicit(fields.get(spec["into"])):
+                where += "; into the implicit field: an optional wrapper of its text (E6)"
+            yield Issue("note", "extension", f"key {key!r} is {where}", name, key)
+    if isinstance(spec.get("close"), Mapping):
+        yield Issue(
+            "note",
+            "extension",
+            "a structured close (e.g. {'json': 'value'}) is not part of the language; a region that ends "
+            f'with its JSON value is written "close_json": true, {_named(extension("json-value-end"))}',
+            name,
+            "close",
+        )
+    for parser_name, arg, ext_name in extension_args_used(parser or "text", spec.get("content_args")):
+        yield Issue(
+            "note",
+            "extension",
+            f"content_args {arg!r} of {parser_name!r} is {_named(extension(ext_name))}",
+            name,
+            "content_args",
+        )
+
+
+def _named(ext: Extension) -> str:
+    return f"extension {ext.design} ({ext.name})"
 
 
 def _is_implicit(spec: Any) -> bool:
     return isinstance(spec, Mapping) and "open" not in spec and "open_pattern" not in spec
-
-
-def _uses_item_variables(transform: Any) -> bool:
-    try:
-        return bool(transform_placeholders(transform) & {"key", "value"})
-    except ResponseTemplateError:
-        return False
 
 
 def lint(template: Mapping[str, Any] | ResponseTemplate | str) -> list[Issue]:

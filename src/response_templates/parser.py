@@ -1,4 +1,4 @@
-"""The incremental parser: feed text, get events (SPEC sections 2, 4, 5 and 8).
+"""The incremental parser: feed text, get events (docs/spec.md, sections 2, 4, 5 and 8).
 
 :class:`ResponseParser` is a sans-I/O state machine in the style of h11: you feed it text and it returns
 events; it does no I/O, starts no threads and keeps no global state. Its total work is linear in the
@@ -19,6 +19,38 @@ input however the input is chunked, and the result never depends on the chunking
 >>> message, final_events = p.finalize()
 >>> message
 {'reasoning_content': 'Easy.', 'content': 'Hi!'}
+
+Router state
+------------
+
+Besides the text buffer, the parser's state is two attributes: ``_current``, the open :class:`_Region`
+(or None), and ``_suspended``, the region a nested one opened inside (or None). They are in one of four
+states:
+
+========================  ======================================  =====================================
+state                     ``_current`` / ``_suspended``           watched delimiters
+========================  ======================================  =====================================
+outside                   None / None                             ``template.outside``
+implicit segment open     a region of the implicit field / None   ``template.outside``
+explicit region open      a field's region / None                 ``template.inside[field]``, or the
+                                                                  JSON value's end (``close_json``)
+nested region open        the inner region / the outer region     ``template.inside[inner]``
+========================  ======================================  =====================================
+
+Transitions (``_process``, ``_route``, ``_open_region``, ``_close_region``):
+
+* text while outside opens an implicit segment when the template has an implicit field (else the text
+  is discarded); in any other state text goes to ``_current``;
+* an open delimiter, outside or in an implicit segment, closes the segment and opens the field's region;
+* an open delimiter inside an explicit region (``within``, extension ``interleaved``) suspends that
+  region and opens the nested one;
+* a close delimiter (the open region's, or the implicit field's own in an implicit segment), the end of
+  a ``close_json`` value, or the end of the stream closes ``_current``; the suspended region then
+  resumes (nested -> explicit), else the parser is outside. The end of the stream closes a resumed
+  region too.
+
+``_watch`` and the fast-path hints ``_fast_first``/``_fast_re`` follow from the state: ``_enter`` sets
+them at every transition that changes the watched delimiters.
 """
 
 from __future__ import annotations
@@ -28,28 +60,37 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .assembly import MessageAssembler, route_value
-from .calls import type_tool_calls
-from .errors import ContentError, ParseError, ParserStateError, ResponseTemplateError
+from .assembly import MessageAssembler
+from .errors import ParseError, ParserStateError, ResponseTemplateError
+from .events import ParserEvent
 from .jsonlex.end import JsonEnd
 from .language import FieldSpec, ResponseTemplate, load_template
 from .matching import Match, WatchSet
 from .tools import tool_parameters
-from .transforms import apply_transform, apply_transform_each
+from .values import ValuePipeline
 
 __all__ = ["ResponseParser", "parse_response"]
 
 logger = logging.getLogger("response_templates")
 
-Event = dict[str, Any]
+#: A request's tools, as ``ResponseParser`` and ``parse_response`` take them.
+Tools = Sequence[Mapping[str, Any] | Callable[..., Any]]
 
 # Pending (held-back) text longer than this is re-scanned only after it has grown by half its length,
 # which keeps the total work linear even when a regex delimiter stays undecided for a long time.
 _RESCAN_FLOOR = 256
 
 
-class _ToolParams(dict):
+class _ToolParams(dict[str, dict[str, Any]]):
     """Tool name -> parameter schemas, already extracted (shared by the items of a batch)."""
+
+
+def _tool_params(tools: Tools | _ToolParams | None) -> _ToolParams:
+    if isinstance(tools, _ToolParams):
+        return tools
+    # tool_parameters checks each tool (a mapping or a function) and says which one is malformed.
+    tool_list: Any = tools
+    return _ToolParams(tool_parameters(tool_list))
 
 
 class _Missing:
@@ -66,6 +107,24 @@ def _missing_prefix_error() -> ResponseTemplateError:
         "often write the start of the assistant message themselves (an opening <think>, a prefill) and "
         'the parser must see it to read the output correctly. Pass prefix="" to opt out explicitly.'
     )
+
+
+class _Region:
+    """One open region: the explicit region of a field, or a segment of the implicit field.
+
+    ``body`` collects the region's text as it is routed, ``start`` is the stream offset of its first
+    character, ``captures`` the open delimiter's named groups (empty for an implicit segment) and
+    ``end`` the end-finder of a ``close_json`` region (where its JSON value ends), else None.
+    """
+
+    __slots__ = ("body", "captures", "end", "field", "start")
+
+    def __init__(self, field: FieldSpec, start: int, captures: dict[str, str], end: JsonEnd | None) -> None:
+        self.field = field
+        self.body: list[str] = []
+        self.start = start
+        self.captures = captures
+        self.end = end
 
 
 class ResponseParser:
@@ -91,25 +150,20 @@ class ResponseParser:
     __slots__ = (
         "_assembler",
         "_base",
-        "_body",
-        "_body_start",
         "_buf",
         "_bytes_seen",
-        "_captures",
+        "_current",
         "_decoder",
         "_failed",
         "_fast_first",
         "_fast_re",
         "_finalized",
-        "_implicit_open",
         "_incoming",
         "_incoming_len",
-        "_jend",
         "_pos",
-        "_region",
         "_skip_empty_at",
         "_suspended",
-        "_tool_params",
+        "_values",
         "_watch",
         "_window",
         "anchor_found",
@@ -124,7 +178,7 @@ class ResponseParser:
         template: Mapping[str, Any] | ResponseTemplate | str,
         prefix: str = _MISSING,
         *,
-        tools: Sequence[Mapping[str, Any] | Callable[..., Any]] | None = None,
+        tools: Tools | None = None,
     ) -> None:
         self.template = load_template(template)
         if prefix is _MISSING or prefix is None:
@@ -134,9 +188,9 @@ class ResponseParser:
                 f"prefix must be a string, got {type(prefix).__name__}; token ids are decoded by the "
                 "tokenizer integration (response_templates.hf)"
             )
-        self._tool_params = tools if isinstance(tools, _ToolParams) else _ToolParams(tool_parameters(tools))
         t = self.template
-        self._assembler = MessageAssembler(t, self._process_value)
+        self._values = ValuePipeline(t, _tool_params(tools))
+        self._assembler = MessageAssembler(t, self._values)
         self._window = t.lookbehind_window
         self._buf = ""  # text from absolute offset self._base; self._pos indexes the first unrouted char
         self._base = 0
@@ -146,20 +200,14 @@ class ResponseParser:
         self._decoder: codecs.IncrementalDecoder | None = None
         self._bytes_seen = 0
         self._skip_empty_at = -1  # absolute offset of the last zero-width boundary
-        # Router state: the open explicit region, or None (implicit field / discard zone).
-        self._region: FieldSpec | None = None
-        self._jend: JsonEnd | None = None  # json-value-end: the end-finder of the open region
-        self._set_watch(t.outside)  # the delimiters watched in the current state
-        self._implicit_open = False
-        self._body: list[str] = []
-        self._body_start = 0
-        self._captures: dict[str, str] = {}
-        # interleaved: the region a nested region opened inside (field, body, body start, captures).
-        self._suspended: tuple[FieldSpec, list[str], int, dict[str, str]] | None = None
+        # Router state (see the class docstring): outside, no region open.
+        self._current: _Region | None = None
+        self._suspended: _Region | None = None
+        self._enter(t.outside, None)
         self._finalized = False
         self._failed: list[ParseError] = []  # regions that failed in the current call, raised at its end
         self.errors: list[ResponseTemplateError] = []
-        self.initial_events: list[Event] = []
+        self.initial_events: list[ParserEvent] = []
         remainder, found = t.cut_prefix(prefix)
         #: Whether the start anchor was found in the prefix (if not, the whole prefix was parsed).
         self.anchor_found = found
@@ -173,7 +221,7 @@ class ResponseParser:
 
     # -- public API ---------------------------------------------------------------------------------
 
-    def feed(self, text: str | bytes) -> list[Event]:
+    def feed(self, text: str | bytes) -> list[ParserEvent]:
         """Add model output and return the events it produced (possibly none)."""
         if self._finalized:
             raise ParserStateError("feed() after finalize(): one parser follows one generation")
@@ -202,16 +250,15 @@ class ResponseParser:
                 self._base += len(buf)
                 self._buf = text
                 self._pos = len(text)
-                region = self._region
-                if region is None and self._implicit_open:
-                    region = self.template.implicit
+                region = self._current
                 if region is not None:
-                    self._body.append(text)
-                    return [
-                        {"type": "region_chunk", "field": region.name, "text": text, "dirty": region.dirty}
-                    ]
-                events: list[Event] = []
+                    region.body.append(text)
+                    field = region.field
+                    return [{"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty}]
+                events: list[ParserEvent] = []
+                self._pos = 0  # an implicit segment opened here starts at the chunk's first character
                 self._route(events, text)
+                self._pos = len(text)
                 return events
             keep = buf[-self._window :]
             self._base += len(buf) - len(keep)
@@ -227,14 +274,14 @@ class ResponseParser:
         self._run(events, final=False)
         return events
 
-    def finalize(self) -> tuple[dict[str, Any], list[Event]]:
+    def finalize(self) -> tuple[dict[str, Any], list[ParserEvent]]:
         """End the stream: flush held-back text, close open regions, check required fields.
 
         Returns ``(message, final_events)``.
         """
         if self._finalized:
             raise ParserStateError("finalize() called twice: one parser follows one generation")
-        events: list[Event] = []
+        events: list[ParserEvent] = []
         if self._decoder is not None:
             tail = self._decode(b"", final=True)
             if tail:
@@ -254,10 +301,14 @@ class ResponseParser:
     def finalized(self) -> bool:
         return self._finalized
 
-    def _set_watch(self, watch: WatchSet) -> None:
-        """Enter a parser state: remember its delimiters and whether chunks may skip the scanner."""
+    def _enter(self, watch: WatchSet, end: JsonEnd | None) -> None:
+        """Enter a router state: remember its delimiters and whether chunks may skip the scanner.
+
+        ``end`` is the new state's JSON end-finder (``close_json``): its text must go through the
+        finder, so there is no fast path then.
+        """
         self._watch: WatchSet = watch
-        first = watch.first_chars if self._window == 1 and self._jend is None else None
+        first = watch.first_chars if self._window == 1 and end is None else None
         self._fast_first: str | None = first
         self._fast_re: Any = watch.first_re if first is not None and len(first) != 1 else None
 
@@ -289,7 +340,7 @@ class ResponseParser:
 
     # -- the scan/route loop --------------------------------------------------------------------------
 
-    def _run(self, events: list[Event], final: bool) -> None:
+    def _run(self, events: list[ParserEvent], final: bool) -> None:
         if self._incoming:
             self._buf += "".join(self._incoming)
             self._incoming.clear()
@@ -308,8 +359,8 @@ class ResponseParser:
             # the call's text was read: which call reports it then depends only on where the region ends,
             # never on how the text was split into chunks.
             failed, self._failed = self._failed, []
-            for exc in failed:
-                exc.events = events
+            for error in failed:
+                error.events = events
             self.errors.extend(failed)
             first = failed[0]
             if len(failed) > 1 and hasattr(first, "add_note"):
@@ -318,25 +369,27 @@ class ResponseParser:
                 )
             raise first
 
-    def _process(self, events: list[Event], final: bool) -> None:
+    # The hot loop: one iteration per delimiter match (or JSON value end), kept in one function so that a
+    # chunk full of delimiters pays no extra calls; opening and closing regions are the helpers below.
+    def _process(self, events: list[ParserEvent], final: bool) -> None:
         t = self.template
         timeout = t.regex_timeout
         # The buffer does not change during one call: each pattern's search is remembered (WatchSet.scan),
         # so that states visited many times in a long chunk do not search its rest again at each visit.
         memo: dict[Any, Any] = {}
         while True:
-            jend = self._jend
-            if jend is not None:
+            region = self._current
+            if region is not None and region.end is not None:
                 # json-value-end: the open region ends exactly where its JSON value ends.
                 buf = self._buf
-                end = jend.feed(buf[self._pos :]) if self._pos < len(buf) else -1
+                end = region.end.feed(buf[self._pos :]) if self._pos < len(buf) else -1
                 stop = len(buf) if end < 0 else self._pos + end
                 if stop > self._pos:
                     self._route(events, buf[self._pos : stop])
                     self._pos = stop
                 if end >= 0 or final:
                     self._close_region(events, None)
-                    if end >= 0 or self._region is not None:
+                    if end >= 0 or self._current is not None:
                         continue  # more text, or a resumed outer region (interleaved) to close too
                 return
             watch = self._watch
@@ -350,9 +403,9 @@ class ResponseParser:
                 if undecided > self._pos:
                     self._route(events, buf[self._pos : undecided])
                     self._pos = undecided
-                if final and (self._region is not None or self._implicit_open):
+                if final and self._current is not None:
                     self._close_region(events, None)
-                    if self._region is not None:
+                    if self._current is not None:
                         continue  # the outer region of an interleaved one resumed: close it too
                 return
             if match.start > self._pos:
@@ -362,26 +415,7 @@ class ResponseParser:
                 self._skip_empty_at = self._base + match.start
             d = match.delimiter
             if d.kind == "open":
-                if self._region is not None:
-                    # interleaved: a field opens inside the open region, which resumes when it closes.
-                    self._suspended = (self._region, self._body, self._body_start, self._captures)
-                else:
-                    self._close_region(events, None)
-                field = t.by_name[d.field]
-                self._region = field
-                self._jend = JsonEnd.for_args(field.content_args) if field.close_json else None
-                self._set_watch(t.inside[field.name])
-                self._body = []
-                self._body_start = self._base + match.end
-                self._captures = match.captures
-                if match.captures:
-                    # [ours, additive] the open delimiter's named groups (a tool name in the header, say),
-                    # so that consumers know them at once; a copy, so the event can be modified freely.
-                    events.append(
-                        {"type": "region_open", "field": field.name, "captures": dict(match.captures)}
-                    )
-                else:
-                    events.append({"type": "region_open", "field": field.name})
+                self._open_region(events, t.by_name[d.field], match)
             else:
                 self._close_region(events, match)
 
@@ -395,77 +429,68 @@ class ResponseParser:
 
     # -- routing ------------------------------------------------------------------------------------
 
-    def _route(self, events: list[Event], text: str) -> None:
-        region = self._region
+    def _route(self, events: list[ParserEvent], text: str) -> None:
+        """Add routed text to the open region (outside, open an implicit segment first, or discard it)."""
+        region = self._current
         if region is None:
-            region = self.template.implicit
-            if region is None:
+            implicit = self.template.implicit
+            if implicit is None:
                 return  # outside every region and no implicit field: the template discards this text
-            if not self._implicit_open:
-                self._implicit_open = True
-                self._body = []
-                self._body_start = self._base + self._pos
-                self._captures = {}
-                events.append({"type": "region_open", "field": region.name})
-        self._body.append(text)
-        events.append({"type": "region_chunk", "field": region.name, "text": text, "dirty": region.dirty})
+            region = self._current = _Region(implicit, self._base + self._pos, {}, None)
+            events.append({"type": "region_open", "field": implicit.name})
+        region.body.append(text)
+        field = region.field
+        events.append({"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty})
 
-    def _close_region(self, events: list[Event], close: Match | None) -> None:
+    def _open_region(self, events: list[ParserEvent], field: FieldSpec, match: Match) -> None:
+        """An open delimiter matched: close an implicit segment, or suspend the open explicit region."""
+        current = self._current
+        if current is not None and not current.field.implicit:
+            # interleaved: a field opens inside the open region, which resumes when it closes.
+            self._suspended = current
+        else:
+            self._close_region(events, None)
+        end = JsonEnd.for_args(field.content_args) if field.close_json else None
+        self._current = _Region(field, self._base + match.end, match.captures, end)
+        self._enter(self.template.inside[field.name], end)
+        if match.captures:
+            # [ours, additive] the open delimiter's named groups (a tool name in the header, say), so that
+            # consumers know them at once; a copy, so the event can be modified freely.
+            events.append({"type": "region_open", "field": field.name, "captures": dict(match.captures)})
+        else:
+            events.append({"type": "region_open", "field": field.name})
+
+    def _close_region(self, events: list[ParserEvent], close: Match | None) -> None:
         """Close the current region (explicit, or the implicit segment if one is open)."""
-        field = self._region
-        if field is None:
-            if not self._implicit_open:
-                return
-            field = self.template.implicit
-            assert field is not None
-        raw = "".join(self._body)
-        start = self._body_start
+        region = self._current
+        if region is None:
+            return
+        field = region.field
+        raw = "".join(region.body)
+        start = region.start
         captures = (
-            {**self._captures, **close.captures} if close is not None and close.captures else self._captures
+            {**region.captures, **close.captures} if close is not None and close.captures else region.captures
         )
-        # Reset first: whatever happens below, the parser is back outside any region (or back in the
-        # region this one opened inside, which resumes).
-        self._jend = None
-        self._implicit_open = False
-        suspended = self._suspended
-        if suspended is None:
-            self._region = None
-            self._set_watch(self.template.outside)
-            self._body = []
-            self._captures = {}
+        # Change state first: whatever happens below, the parser is back outside any region (or back in
+        # the region this one opened inside, which resumes).
+        resumed = self._suspended
+        self._current = resumed
+        if resumed is None:
+            self._enter(self.template.outside, None)
         else:
             self._suspended = None
-            self._region, self._body, self._body_start, self._captures = suspended
-            self._set_watch(self.template.inside[self._region.name])
+            self._enter(self.template.inside[resumed.field.name], resumed.end)
         if field.implicit or field.into_implicit:
             # The implicit field's value is its segments parsed together at the end; a segment's own
             # region_close carries the segment's value, or None when it does not parse on its own
             # (whitespace between two tool calls in an int field, say). A wrapper of the implicit text
             # ('into' the implicit field) adds one more segment.
             self._assembler.add_implicit_segment(raw, captures, start)
-            try:
-                implicit = self.template.implicit
-                assert implicit is not None
-                value = self._process_value(implicit, raw, captures)
-            except (ResponseTemplateError, ValueError, TypeError, LookupError, RecursionError):
-                value = None
+            value = self._values.segment_value(raw, captures)
             events.append({"type": "region_close", "field": field.name, "value": value})
             return
         try:
-            try:
-                value = self._process_value(field, raw, captures)
-            except ContentError as exc:
-                raise ParseError(
-                    str(exc), field=field.name, raw=raw, offset=start, prefix_length=self.prefix_length
-                ) from exc
-            except (ValueError, TypeError, LookupError, RecursionError, TimeoutError) as exc:  # defensive
-                raise ParseError(
-                    f"unexpected {type(exc).__name__} while parsing the region: {exc}",
-                    field=field.name,
-                    raw=raw,
-                    offset=start,
-                    prefix_length=self.prefix_length,
-                ) from exc
+            value = self._values.region_value(field, raw, captures, start, self.prefix_length)
             self._assembler.add(field, value, raw, start, self.prefix_length)
         except ParseError as exc:
             # Keep open/close balanced for consumers: the region closes with no value and the error; the
@@ -475,32 +500,13 @@ class ResponseParser:
             return
         events.append({"type": "region_close", "field": field.name, "value": value})
 
-    def _process_value(self, field: FieldSpec, raw: str, captures: Mapping[str, str]) -> Any:
-        """Content parser, then transform, then tool-argument typing (raises ContentError)."""
-        value = field.parser.parse(raw, field.content_args)
-        if field.route is not None:
-            routed = route_value(field, value, captures)
-            if self._tool_params:
-                routed = {k: type_tool_calls(v, self._tool_params) for k, v in routed.items()}
-            return routed
-        if field.has_transform:
-            if field.transform_each:
-                value = apply_transform_each(field.transform, value, captures, items=field.item_transform)
-            else:
-                value = apply_transform(
-                    field.transform, {**captures, "content": value}, copy_values=field.transform_copies
-                )
-        if self._tool_params:
-            value = type_tool_calls(value, self._tool_params)
-        return value
-
 
 def parse_response(
     text: str | Sequence[str],
     template: Mapping[str, Any] | ResponseTemplate | str,
     *,
     prefix: str | Sequence[str] = _MISSING,
-    tools: Sequence[Mapping[str, Any] | Callable[..., Any]] | None = None,
+    tools: Tools | None = None,
 ) -> dict[str, Any] | list[dict[str, Any]]:
     """Parse one complete generation (or a batch) into a message dict.
 
@@ -540,7 +546,7 @@ def parse_response(
             raise ResponseTemplateError(
                 f"batch of {len(text)} texts but {len(prefixes)} prefixes: pass one prefix for all, or one per text"
             )
-    params = _ToolParams(tool_parameters(tools))
+    params = _tool_params(tools)
     results = []
     for index, (item, item_prefix) in enumerate(zip(text, prefixes, strict=True)):
         try:
@@ -553,10 +559,13 @@ def parse_response(
     return results
 
 
-def _parse_one(text: Any, template: ResponseTemplate, prefix: str, tools: Any) -> dict[str, Any]:
+def _parse_one(
+    text: Any, template: ResponseTemplate, prefix: str, tools: Tools | _ToolParams | None
+) -> dict[str, Any]:
     if not isinstance(text, str):
         raise ResponseTemplateError(f"each text must be a string, got {type(text).__name__}")
-    parser = ResponseParser(template, prefix, tools=tools)
+    tool_arg: Any = tools  # a batch's _ToolParams: ResponseParser takes them as they are
+    parser = ResponseParser(template, prefix, tools=tool_arg)
     # The whole text is known: read it in finalize's single pass over complete text (no hold-back to
     # decide, every search remembered), which gives what feeding it and then finalizing gives.
     if text:

@@ -1,7 +1,8 @@
 """The built-in model library, by name, model id or chat template (``rt.templates``).
 
 Thin entry points into :mod:`response_templates.library`, plus the names of the template language that
-users reach through this namespace (:func:`load_template`, :data:`EXTENSIONS`).
+users reach through this namespace (:func:`load_template`, and :data:`EXTENSIONS`: extension name -> what
+it adds, read from the extension registry of :mod:`response_templates.language`).
 
 >>> import response_templates as rt
 >>> rt.templates.get("qwen3").by_name["tool_calls"].repeats

@@ -1,10 +1,11 @@
-"""Tool specifications: JSON schemas from Python functions, and schema-driven typing of tool-call arguments.
+"""Tool specifications: a request's ``tools`` as parameter schemas, and JSON schemas from Python functions.
 
 A request's ``tools`` come either as JSON-schema dicts (``{"type": "function", "function": {...}}`` or
 the bare function dict) or as Python functions with type hints and a Google-style docstring.
 :func:`tool_parameters` reduces such a list to ``{tool name: parameter schemas}`` once per parser, and
-:func:`type_tool_calls` uses it when a region closes to turn the strings a model wrote for non-string
-parameters into integers, numbers, booleans, ``None``, dicts and lists.
+:func:`type_tool_calls` (defined with the call shape in :mod:`response_templates.calls`, re-exported
+here) uses it when a region closes to turn the strings a model wrote for non-string parameters into
+integers, numbers, booleans, ``None``, dicts and lists.
 
 >>> def set_alarm(hour: int, label: str = "") -> None:
 ...     '''Set an alarm.
@@ -447,7 +448,9 @@ def _function_properties(tool: dict[Any, Any], index: int) -> tuple[str, dict[st
     return name, properties
 
 
-def tool_parameters(tools: Sequence[dict[str, Any] | Callable[..., Any]] | None) -> dict[str, dict[str, Any]]:
+def tool_parameters(
+    tools: Sequence[Mapping[str, Any] | Callable[..., Any]] | None,
+) -> dict[str, dict[str, Any]]:
     """Map each tool's name to its parameters' JSON schemas (the ``properties`` dict, ``{}`` if none).
 
     ``tools`` is a request's tool list: ``{"type": "function", "function": {...}}`` dicts, bare function

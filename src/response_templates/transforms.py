@@ -37,6 +37,7 @@ from .errors import ContentError, TemplateError
 
 __all__ = [
     "MAX_TRANSFORM_DEPTH",
+    "OPTIONAL_PLACEHOLDERS",
     "apply_transform",
     "apply_transform_each",
     "transform_placeholders",
@@ -46,6 +47,11 @@ __all__ = [
 
 MAX_TRANSFORM_DEPTH: int = 64
 """Deepest nesting of dicts/lists a transform may have (transforms are small, hand-written data)."""
+
+#: The transform feature of optional placeholders ``"{path?}"``. The extension ``optional-placeholders``
+#: (language/extensions/optional_placeholders.py, the home of its rule) turns it on for the templates that
+#: declare it; this module implements it (``validate_transform(optional=True)``, :func:`apply_transform`).
+OPTIONAL_PLACEHOLDERS = "optional placeholder"
 
 # A placeholder: braces around one or more dot-separated runs of word characters; a trailing ``?`` marks
 # an optional placeholder (extension ``optional-placeholders``).
@@ -117,7 +123,8 @@ def validate_transform(
 ) -> None:
     """Check a transform at template load time; ``TemplateError(field=field, key="transform")`` if bad.
 
-    ``optional``: the extension ``optional-placeholders`` is declared, so ``"{path?}"`` is allowed.
+    ``optional``: the extension ``optional-placeholders`` is declared, so ``"{path?}"`` is allowed;
+    otherwise such a string is rejected here, where it is met, among the other checks of the transform.
     """
     for node, path in _walk(transform, field):
         if isinstance(node, str) and not optional and _is_optional(node):

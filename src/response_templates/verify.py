@@ -34,11 +34,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ResponseTemplateError
 from .language import ResponseTemplate, load_template
 from .parser import parse_response
+
+if TYPE_CHECKING:  # jinja2 is an optional dependency, imported when a chat template is rendered
+    from jinja2 import Template
+    from jinja2.sandbox import SandboxedEnvironment
 
 __all__ = [
     "DEFAULT_CASES",
@@ -237,10 +241,10 @@ def _strftime_now(fmt: str) -> str:
     return datetime.now().strftime(fmt)
 
 
-_ENV_CACHE: dict[str, Any] = {}
+_ENV_CACHE: dict[str, SandboxedEnvironment] = {}
 
 
-def _environment() -> Any:
+def _environment() -> SandboxedEnvironment:
     env = _ENV_CACHE.get("env")
     if env is not None:
         return env
@@ -258,7 +262,7 @@ def _environment() -> Any:
     class _Generation(Extension):
         """The ``{% generation %}...{% endgeneration %}`` block of HF templates, rendered as its body."""
 
-        tags = frozenset({"generation"})
+        tags = {"generation"}  # noqa: RUF012 -- jinja2 declares `tags` as a plain set attribute
 
         def parse(self, parser: Any) -> Any:
             lineno = next(parser.stream).lineno
@@ -281,7 +285,7 @@ def _environment() -> Any:
 
 
 @lru_cache(maxsize=64)
-def _compile_chat_template(chat_template: str) -> Any:
+def _compile_chat_template(chat_template: str) -> Template:
     return _environment().from_string(chat_template)
 
 
@@ -458,7 +462,8 @@ def _compare(expected: Mapping[str, Any], got: Mapping[str, Any], compare_ids: b
             diffs.append(Difference(where, exp, out))
             continue
         exp_fn = exp.get("function", {})
-        out_fn = out.get("function") if isinstance(out.get("function"), Mapping) else {}
+        out_function = out.get("function")
+        out_fn = out_function if isinstance(out_function, Mapping) else {}
         if exp_fn.get("name") != out_fn.get("name"):
             diffs.append(Difference(where + ".function.name", exp_fn.get("name"), out_fn.get("name")))
         exp_args, out_args = exp_fn.get("arguments"), out_fn.get("arguments")
@@ -584,6 +589,19 @@ class _Options:
     arguments: str
 
 
+def _shared_prefix(prompt: str, full: str) -> int:
+    """How much of ``prompt`` the rendered conversation ``full`` repeats, cut back to a token boundary."""
+    shared = 0
+    for a, b in zip(prompt, full, strict=False):
+        if a != b:
+            break
+        shared += 1
+    # Back off to a token boundary, so that "<think>" vs "</think>" is not split after their common "<".
+    while shared and prompt[shared - 1] not in _BOUNDARY:
+        shared -= 1
+    return shared
+
+
 def _run_case(case: Case, o: _Options, kwargs: Mapping[str, Any]) -> CaseResult:
     history: list[dict[str, Any]] = [{"role": "system", "content": o.system}] if o.system else []
     history.append({"role": "user", "content": "Please help me with a few things."})
@@ -598,14 +616,7 @@ def _run_case(case: Case, o: _Options, kwargs: Mapping[str, Any]) -> CaseResult:
         result.problem = f"the chat template failed to render: {type(exc).__name__}: {exc}"
         return result
     result.prefix = prompt
-    shared = 0
-    for a, b in zip(prompt, full, strict=False):
-        if a != b:
-            break
-        shared += 1
-    # Back off to a token boundary, so that "<think>" vs "</think>" is not split after their common "<".
-    while shared and prompt[shared - 1] not in _BOUNDARY:
-        shared -= 1
+    shared = _shared_prefix(prompt, full)
     tail, turn = prompt[shared:], full[shared:]
     if tail:
         overlap = _overlap(tail, turn)

@@ -42,7 +42,7 @@ class Case:
     expected: Any = None
     error: str | None = None
     notes: str = ""
-    # A disagreement with the reference that the SPEC does not list yet: the reference test is an
+    # A disagreement with the reference that docs/spec.md does not list yet: the reference test is an
     # expected failure (strict) until the lead either documents it as a difference or changes ours.
     pending: str | None = None
 
@@ -4538,7 +4538,7 @@ case(
 
 
 # ---------------------------------------------------------------------------------------------
-# Disagreements with the reference that the SPEC does not list as intended differences. Each one
+# Disagreements with the reference that docs/spec.md does not list as intended differences. Each one
 # is an expected (strict) failure of the reference comparison until the lead decides.
 # ---------------------------------------------------------------------------------------------
 

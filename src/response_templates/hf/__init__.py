@@ -4,9 +4,9 @@ Everything here takes the tokenizer as its first argument and works with any tra
 (4.x and 5.x, fast or slow tokenizers) or a bare ``tokenizers.Tokenizer``; neither package is imported
 until you pass one in, and torch is never required (numpy arrays and torch tensors are both accepted).
 
-* :func:`parse_response` / :func:`get_response_parser`: SPEC section 2's tokenizer methods. Output and
-  prefix may be text or token ids, one or a batch; ids are decoded with special tokens kept, padding is
-  removed, the template defaults to the tokenizer's ``response_template``.
+* :func:`parse_response` / :func:`get_response_parser`: the tokenizer methods of docs/spec.md, section 2.
+  Output and prefix may be text or token ids, one or a batch; ids are decoded with special tokens kept,
+  padding is removed, the template defaults to the tokenizer's ``response_template``.
 * :class:`TokenResponseParser`: streaming from ids (``feed_tokens``), decoded by :class:`TokenDecoder`,
   which is exact (no U+FFFD from split characters, no lost or doubled spaces) at O(1) per token.
 * :class:`ResponseStreamer`: ``model.generate(..., streamer=...)`` as an iterator of parser events.

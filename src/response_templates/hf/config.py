@@ -77,7 +77,7 @@ def knows_response_template(tokenizer_or_class: Any) -> bool:
     base = _native_base(cls)
     if base is None:
         return False
-    init = getattr(base.__init__, "__code__", None)
+    init = getattr(getattr(base, "__init__", None), "__code__", None)
     save = getattr(getattr(base, "save_pretrained", None), "__code__", None)
     return bool(init and save and CONFIG_KEY in init.co_consts and CONFIG_KEY in save.co_consts)
 

@@ -30,7 +30,7 @@ import functools
 import logging
 import operator
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import ParserStateError, ResponseTemplateError
@@ -159,7 +159,8 @@ def _cleanup_function(tokenizer: Any, raw_decode: Callable[[list[int]], str]) ->
     """
     if not getattr(tokenizer, "clean_up_tokenization_spaces", False):
         return None
-    cleanup = getattr(tokenizer, "clean_up_tokenization", None)
+    # a transformers tokenizer method: `(str) -> str` when it exists
+    cleanup: Callable[[str], str] | None = getattr(tokenizer, "clean_up_tokenization", None)
     if not callable(cleanup):
         return None
     try:
@@ -229,8 +230,11 @@ def decode_text(tokenizer: Any, ids: Sequence[int]) -> str:
 # --------------------------------------------------------------------------------------------------------
 
 
-def _id_list(ids: int | Iterable[int] | Any) -> list[int]:
+def _id_list(ids: Any) -> list[int]:
     """A list of Python ints from an int, a sequence of ints, or a numpy/torch 0-D or 1-D array."""
+    # `ids` is Any: numpy and torch arrays (untyped here) arrive as well as ints and sequences; every
+    # element is checked below.
+    out: list[Any]
     tolist = getattr(ids, "tolist", None)
     if tolist is not None and not isinstance(ids, (list, tuple)):
         ids = tolist()

@@ -1,4 +1,4 @@
-"""Parsing with a tokenizer: token ids in, messages out (SPEC section 2, tokenizer integration)."""
+"""Parsing with a tokenizer: token ids in, messages out (docs/spec.md, section 2, tokenizer integration)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ParseError, ParserStateError, ResponseTemplateError
+from ..events import ParserEvent
 from ..language import ResponseTemplate
 from ..parser import ResponseParser
 from ..parser import parse_response as _parse_text
@@ -15,7 +16,6 @@ from .inputs import Inputs, Item, normalize, pad_info
 
 __all__ = ["TokenResponseParser", "get_response_parser", "parse_response"]
 
-Event = dict[str, Any]
 Template = Mapping[str, Any] | ResponseTemplate | str
 Tools = Sequence[Mapping[str, Any] | Callable[..., Any]] | None
 
@@ -155,7 +155,7 @@ class TokenResponseParser:
         self.parser = ResponseParser(compiled, _prefix_text(tokenizer, one), tools=tools)
 
     @property
-    def initial_events(self) -> list[Event]:
+    def initial_events(self) -> list[ParserEvent]:
         """Events produced by reading the prompt (e.g. a ``<think>`` the chat template opened)."""
         return self.parser.initial_events
 
@@ -180,14 +180,14 @@ class TokenResponseParser:
     def finalized(self) -> bool:
         return self.parser.finalized
 
-    def feed_tokens(self, ids: Any) -> list[Event]:
+    def feed_tokens(self, ids: Any) -> list[ParserEvent]:
         """Add generated token ids; return the events they produced (often none: see the decoder)."""
         if self.parser.finalized:
             raise ParserStateError("feed_tokens() after finalize(): one parser follows one generation")
         text = self.decoder.step(_one_row(ids))
         return self.parser.feed(text) if text else []
 
-    def feed(self, text: str | bytes) -> list[Event]:
+    def feed(self, text: str | bytes) -> list[ParserEvent]:
         """Add text (``str`` or UTF-8 ``bytes``) that follows everything fed so far."""
         if self.decoder.pending:
             raise ResponseTemplateError(
@@ -200,7 +200,7 @@ class TokenResponseParser:
         events = self.parser.feed(held)
         return events + self.parser.feed(text)
 
-    def finalize(self) -> tuple[dict[str, Any], list[Event]]:
+    def finalize(self) -> tuple[dict[str, Any], list[ParserEvent]]:
         """End the stream: decode what the decoder still holds, then finalize the parser.
 
         Returns ``(message, final_events)``. A ``ParseError`` raised while reading the decoder's last
@@ -210,7 +210,7 @@ class TokenResponseParser:
         if self.parser.finalized:
             return self.parser.finalize()  # raises ParserStateError
         tail = self.decoder.flush()
-        events: list[Event] = []
+        events: list[ParserEvent] = []
         failed: ParseError | None = None
         if tail:
             try:

@@ -43,14 +43,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ParseError, ParserStateError, ResponseTemplateError
+from ..events import ParserEvent
 from ..language import ResponseTemplate
 from ..parser import ResponseParser
 from .config import resolve_template
 from .parsing import Template, TokenResponseParser, Tools, _one_row
 
 __all__ = ["ResponseStreamer", "StreamTimeout"]
-
-Event = dict[str, Any]
 
 
 class StreamTimeout(queue.Empty, TimeoutError):
@@ -68,7 +67,13 @@ class _Raise:
         self.error = error
 
 
-_END = object()
+class _End:
+    """The end-of-stream marker's type (one instance, :data:`_END`)."""
+
+    __slots__ = ()
+
+
+_END = _End()
 
 
 class ResponseStreamer:
@@ -108,7 +113,7 @@ class ResponseStreamer:
         self._tools = tools
         #: Seconds the iterator waits for an event (``None``: no limit).
         self.timeout = timeout
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[ParserEvent | _Raise | _End] = queue.SimpleQueue()
         self._parser: TokenResponseParser | None = None
         self._state = "new"  # new -> streaming -> ended, or failed
         self._done = False
@@ -186,7 +191,7 @@ class ResponseStreamer:
     def __iter__(self) -> ResponseStreamer:
         return self
 
-    def __next__(self) -> Event:
+    def __next__(self) -> ParserEvent:
         if self._done:
             raise StopIteration
         try:
@@ -195,10 +200,10 @@ class ResponseStreamer:
             raise StreamTimeout(
                 f"no event from generate() within {self.timeout} s (iterate again to keep waiting)"
             ) from None
-        if item is _END:
+        if isinstance(item, _End):
             self._done = True
             raise StopIteration
-        if type(item) is _Raise:
+        if isinstance(item, _Raise):
             raise item.error  # a fatal error is followed by the end marker: the next call stops
         return item
 
@@ -223,7 +228,7 @@ class ResponseStreamer:
 
     # -- internals -----------------------------------------------------------------------------------
 
-    def _emit(self, events: list[Event]) -> None:
+    def _emit(self, events: list[ParserEvent]) -> None:
         put = self._queue.put
         for event in events:
             put(event)

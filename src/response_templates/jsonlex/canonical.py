@@ -1,4 +1,4 @@
-"""Canonical JSON text of tool-call arguments, and strict comparison of JSON values.
+"""Internal: canonical JSON text of tool-call arguments, and strict comparison of JSON values.
 
 The wire formats carry a call's arguments as a string. The canonical string is
 ``json.dumps(value, ensure_ascii=False)`` with lone surrogates kept as escapes; the incremental scanner

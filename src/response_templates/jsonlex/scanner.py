@@ -1,4 +1,4 @@
-"""The incremental JSON scanner: one document, read chunk by chunk, watched values reported early."""
+"""Internal: the incremental JSON scanner; one document read chunk by chunk, watched values reported early."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import regex
-
-from ..content import MAX_JSON_DEPTH
 from ..events import Report
 from .canonical import dumps_arguments
+from .dialect import MAX_JSON_DEPTH, WORD_CHAR, WORD_RUN, JsonDialect, dialect_for, pairs_of
 
 __all__ = ["HoldHook", "JsonScanner", "Path"]
 
@@ -47,8 +45,6 @@ _WS_RUN = re.compile(r"[ \t\n\r]*")
 _STR_SPECIAL = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')
 _SCALAR_RUN = re.compile(r"[0-9A-Za-z+\-.]*")
 _SCALAR_START = frozenset("-0123456789tfnNI")
-_WORD_RUN = regex.compile(r"\w*")
-_WORD_CHAR = regex.compile(r"\w")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _HEX_PREFIX = re.compile(r"[0-9a-fA-F]{0,3}")
 _SHORT_ESCAPES = {
@@ -146,7 +142,9 @@ class JsonScanner:
             document is an array and the paths are relative to each element (reports carry the element's
             index as ``item``; otherwise ``item`` is 0).
         unquoted_keys / string_delims: the dialect of the ``json`` content parser (bare ``\\w+`` keys;
-            ``[open, close]`` markers around verbatim strings).
+            ``[open, close]`` markers around verbatim strings), read as :mod:`.dialect` says.
+        dialect: the dialect itself (a :class:`~.dialect.JsonDialect`, e.g. from
+            ``JsonDialect.from_args(content_args)``), instead of ``unquoted_keys`` / ``string_delims``.
         hold: see :data:`HoldHook` (used to type arguments by a tool schema before sending them).
 
     :meth:`feed` reads the next piece of the document and returns reports, dicts with a ``type``:
@@ -183,10 +181,11 @@ class JsonScanner:
         "_closers",
         "_consumed",
         "_delim_close",
+        "_dialect",
         "_hold",
         "_key",
         "_key_frame",
-        "_openers",
+        "_opener_starts",
         "_out",
         "_pending_high",
         "_raw_from",
@@ -219,6 +218,7 @@ class JsonScanner:
         unquoted_keys: bool = False,
         string_delims: Sequence[Sequence[str]] = (),
         hold: HoldHook | None = None,
+        dialect: JsonDialect | None = None,
     ) -> None:
         self.each = each
         root = _Watch()
@@ -232,12 +232,12 @@ class JsonScanner:
                     node.what = what
         self._root = root
         self._hold = hold
-        self._unquoted = unquoted_keys
-        closers: dict[str, str] = {}
-        for pair in string_delims:
-            closers.setdefault(pair[0], pair[1])
-        self._closers = closers
-        self._openers = sorted(closers, key=len, reverse=True)
+        if dialect is None:
+            dialect = dialect_for(unquoted_keys, pairs_of(string_delims))
+        self._dialect = dialect
+        self._unquoted = dialect.unquoted_keys
+        self._closers = dialect.closers
+        self._opener_starts = dialect.opener_starts
         self._stack: list[_Frame] = []
         self._state = _VALUE
         self._text = ""  # the text of the current feed
@@ -319,25 +319,18 @@ class JsonScanner:
             state = self._state
             if state == _STRING:
                 pos = self._string(text, pos, n)
-                if pos < 0:
-                    return -pos - 1
-                continue
-            if state == _SCALAR:
-                end = _SCALAR_RUN.match(text, pos).end()
+            elif state == _SCALAR:
+                end = _SCALAR_RUN.match(text, pos).end()  # type: ignore[union-attr]
                 if end > pos:
                     self._tok.append(text[pos:end])
                 if end == n:
                     return n
                 pos = end
                 self._end_scalar(pos)
-                continue
-            if state == _DELIMITED:
+            elif state == _DELIMITED:
                 pos = self._delimited(text, pos, n)
-                if pos < 0:
-                    return -pos - 1
-                continue
-            if state == _BARE_KEY:
-                end = _WORD_RUN.match(text, pos).end()
+            elif state == _BARE_KEY:
+                end = WORD_RUN.match(text, pos).end()
                 if end > pos:
                     self._key.append(text[pos:end])
                 if end == n:
@@ -345,103 +338,103 @@ class JsonScanner:
                 pos = end
                 self._key.append('"')
                 self._end_key()
-                continue
-            if state == _FAILED:
+            elif state == _FAILED:
                 return n
-            char = text[pos]
-            if char in _WS:
-                pos = _WS_RUN.match(text, pos).end()
-                continue
-            if state in (_VALUE, _ARR_FIRST):
-                if state == _ARR_FIRST and char == "]":
+            elif text[pos] in _WS:
+                pos = _WS_RUN.match(text, pos).end()  # type: ignore[union-attr]
+            elif state in (_VALUE, _ARR_FIRST):
+                if state == _ARR_FIRST and text[pos] == "]":
                     self._close(pos, "]")
                     pos += 1
-                    continue
-                if self._openers:
-                    opener = self._opener_at(text, pos, n)
-                    if opener is None:
-                        return pos  # maybe the start of a string delimiter: wait
-                    if opener:
-                        self._begin_value("delimited", pos)
-                        self._delim_close = self._closers[opener]
-                        pos += len(opener)
-                        continue
-                if char == "{":
-                    self._begin_value("object", pos)
-                elif char == "[":
-                    self._begin_value("array", pos)
-                elif char == '"':
-                    self._begin_value("string", pos)
-                elif char in _SCALAR_START:
-                    self._begin_value("scalar", pos)
-                    continue  # the _SCALAR state reads its characters
                 else:
-                    self._fail(f"expecting a value, got {char!r}", self._consumed + pos)
-                    return n
-                pos += 1
+                    pos = self._value_token(text, pos, n, text[pos])
             elif state in (_OBJ_FIRST, _OBJ_KEY):
-                frame = self._stack[-1]
-                if state == _OBJ_FIRST and char == "}":
+                if state == _OBJ_FIRST and text[pos] == "}":
                     self._close(pos, "}")
                     pos += 1
-                    continue
-                if self._openers:
-                    opener = self._opener_at(text, pos, n)
-                    if opener is None:
-                        return pos
-                    if opener:
-                        self._begin_key(frame)
-                        self._delim_close = self._closers[opener]
-                        self._state = _DELIMITED
-                        pos += len(opener)
-                        continue
-                if char == '"':
-                    self._begin_key(frame)
-                    self._state = _STRING
-                    pos += 1
-                elif self._unquoted and _WORD_CHAR.match(char):
-                    self._begin_key(frame)
-                    self._state = _BARE_KEY
                 else:
-                    self._fail(f"expecting a property name, got {char!r}", self._consumed + pos)
-                    return n
-            elif state == _OBJ_COLON:
-                if char != ":":
-                    self._fail(f"expecting ':', got {char!r}", self._consumed + pos)
-                    return n
-                frame = self._stack[-1]
-                sink = frame.sink
-                if sink is not None:
-                    sink.append(frame.key_text + ": " if frame.first else ", " + frame.key_text + ": ")
-                    frame.first = False
-                self._state = _VALUE
-                pos += 1
-            elif state in (_OBJ_NEXT, _ARR_NEXT):
-                closer = "}" if state == _OBJ_NEXT else "]"
-                if char == ",":
-                    self._state = _OBJ_KEY if state == _OBJ_NEXT else _VALUE
-                    pos += 1
-                elif char == closer:
-                    self._close(pos, closer)
-                    pos += 1
-                else:
-                    self._fail(f"expecting ',' or {closer!r}, got {char!r}", self._consumed + pos)
-                    return n
-            else:  # _DONE
-                self._fail(f"extra data after the document: {char!r}", self._consumed + pos)
-                return n
+                    pos = self._key_token(text, pos, n, text[pos])
+            else:
+                pos = self._punctuation(text, pos, n, state)
+            if pos < 0:
+                return -pos - 1
         return n
 
-    def _opener_at(self, text: str, pos: int, n: int) -> str | None:
-        """The custom string opener at ``pos``: ``""`` if none, ``None`` if more text could make one."""
-        for opener in self._openers:
-            if text.startswith(opener, pos):
-                return opener
-        rest = text[pos:]
-        for opener in self._openers:
-            if len(rest) < len(opener) and opener.startswith(rest):
-                return None
-        return ""
+    def _punctuation(self, text: str, pos: int, n: int, state: int) -> int:
+        """Read ``:``, ``,`` or a closing bracket after a key or a value (or fail: nothing may follow the
+        document); the position after it, or ``-n - 1`` after a failure."""
+        char = text[pos]
+        if state == _OBJ_COLON:
+            if char != ":":
+                return self._fail_at(f"expecting ':', got {char!r}", pos, n)
+            frame = self._stack[-1]
+            sink = frame.sink
+            if sink is not None:
+                sink.append(frame.key_text + ": " if frame.first else ", " + frame.key_text + ": ")
+                frame.first = False
+            self._state = _VALUE
+            return pos + 1
+        if state in (_OBJ_NEXT, _ARR_NEXT):
+            closer = "}" if state == _OBJ_NEXT else "]"
+            if char == ",":
+                self._state = _OBJ_KEY if state == _OBJ_NEXT else _VALUE
+            elif char == closer:
+                self._close(pos, closer)
+            else:
+                return self._fail_at(f"expecting ',' or {closer!r}, got {char!r}", pos, n)
+            return pos + 1
+        return self._fail_at(f"extra data after the document: {char!r}", pos, n)  # _DONE
+
+    def _value_token(self, text: str, pos: int, n: int, char: str) -> int:
+        """A value starts at ``pos``: the position after what was read, or ``-stop - 1`` to wait at
+        ``stop`` for more input (``-n - 1`` after a failure)."""
+        if char in self._opener_starts:
+            opener = self._dialect.opener_at(text, pos)
+            if opener is None:
+                return -pos - 1  # maybe the start of a string delimiter: wait
+            if opener:
+                self._begin_value("delimited", pos)
+                self._delim_close = self._closers[opener]
+                return pos + len(opener)
+        if char == "{":
+            self._begin_value("object", pos)
+        elif char == "[":
+            self._begin_value("array", pos)
+        elif char == '"':
+            self._begin_value("string", pos)
+        elif char in _SCALAR_START:
+            self._begin_value("scalar", pos)
+            return pos  # the _SCALAR state reads its characters
+        else:
+            return self._fail_at(f"expecting a value, got {char!r}", pos, n)
+        return pos + 1
+
+    def _key_token(self, text: str, pos: int, n: int, char: str) -> int:
+        """A key starts at ``pos``."""
+        frame = self._stack[-1]
+        if char in self._opener_starts:
+            opener = self._dialect.opener_at(text, pos)
+            if opener is None:
+                return -pos - 1
+            if opener:
+                self._begin_key(frame)
+                self._delim_close = self._closers[opener]
+                self._state = _DELIMITED
+                return pos + len(opener)
+        if char == '"':
+            self._begin_key(frame)
+            self._state = _STRING
+            return pos + 1
+        if self._unquoted and WORD_CHAR.match(char):
+            self._begin_key(frame)
+            self._state = _BARE_KEY
+            return pos
+        return self._fail_at(f"expecting a property name, got {char!r}", pos, n)
+
+    def _fail_at(self, message: str, pos: int, n: int) -> int:
+        """Fail at ``pos`` of the current text; the value for :meth:`_run` to stop with."""
+        self._fail(message, self._consumed + pos)
+        return -n - 1
 
     # -- values ----------------------------------------------------------------------------------------------
 
@@ -601,7 +594,7 @@ class JsonScanner:
     # -- strings ---------------------------------------------------------------------------------------------
 
     def _string(self, text: str, pos: int, n: int) -> int:
-        """Scan a standard string from ``pos``: the position after it, or ``-stop - 1`` to wait at ``stop``."""
+        """Scan a standard string from ``pos``: the position after it, or ``-stop - 1`` to wait at stop."""
         sink = self._ssink
         while pos < n:
             if self._pending_high >= 0:
@@ -675,13 +668,8 @@ class JsonScanner:
     def _delimited(self, text: str, pos: int, n: int) -> int:
         """Scan the verbatim body of a custom-delimited string (dialect), like :meth:`_string`."""
         closer = self._delim_close
-        end = text.find(closer, pos)
+        end, keep = self._dialect.find_closer(text, pos, closer)
         if end < 0:
-            keep = 0
-            for k in range(min(len(closer) - 1, n - pos), 0, -1):
-                if closer.startswith(text[n - k :]):
-                    keep = k
-                    break
             body_end = n - keep
             if self._ssink is not None and body_end > pos:
                 self._ssink.append(_NEEDS_ESCAPE.sub(_canonical_match, text[pos:body_end]))

@@ -180,7 +180,8 @@ class Family:
 
     def to_dict(self) -> dict[str, Any]:
         """The family as JSON data (as in its file)."""
-        return json.loads(_raw_files()[self.name])
+        data: dict[str, Any] = json.loads(_raw_files()[self.name])
+        return data
 
     def round_trip_options(self) -> dict[str, Any]:
         """Keyword arguments for :func:`response_templates.verify.round_trip` with this family's chat

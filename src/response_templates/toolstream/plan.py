@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..calls import ARGUMENTS_KEYS, ID_KEY, NAME_KEY, arguments_key, call_function
 from ..errors import ContentError, ResponseTemplateError
 from ..jsonlex.scanner import Path
 from ..language import FieldSpec
@@ -89,6 +90,74 @@ def _source(value: Any) -> Source:
     return None
 
 
+def _stand_ins(field: FieldSpec) -> dict[str, Any]:
+    """A stand-in for every variable of the field's transform (see :func:`tool_call_plan`)."""
+    open_groups = field.open.group_names if field.open is not None else frozenset()
+    close_groups = field.close.group_names if field.close is not None else frozenset()
+    variables: dict[str, Any] = {}
+    for root in transform_placeholders(field.transform):
+        if root in close_groups or (field.transform_each and root in open_groups):
+            variables[root] = _UnknownProbe()  # a close capture, or an element key may shadow it
+        elif root in open_groups:
+            variables[root] = _CaptureProbe(root)
+        elif field.transform_each:
+            variables[root] = _PathProbe((root,))
+        elif root == "content":
+            variables[root] = _PathProbe(())
+        else:
+            variables[root] = _UnknownProbe()
+    return variables
+
+
+def _call_template(field: FieldSpec) -> Any:
+    """What one call of the field looks like: its transform evaluated over stand-ins (the model's JSON
+    itself when there is no transform), or ``None`` when the stand-ins cannot evaluate it."""
+    if not field.has_transform:
+        return _PathProbe(())
+    try:
+        return apply_transform(field.transform, _stand_ins(field), copy_values=False)
+    except (ContentError, ResponseTemplateError, TypeError, ValueError):
+        return None
+
+
+def _json_parts(probe: _PathProbe) -> tuple[Source, Source]:
+    """``(name, arguments)`` of a call whose name and arguments sit in the model's JSON at ``probe``:
+    every key the call shape allows for the arguments, the first one the model writes wins."""
+    name: Source = ("json", ((*probe.path, NAME_KEY),))
+    arguments: Source = ("json", tuple((*probe.path, key) for key in ARGUMENTS_KEYS))
+    return name, arguments
+
+
+def _read_call(call: Any) -> tuple[Source, Source, Source, bool]:
+    """``(name, id, arguments, wait_for_id)`` of the evaluated transform, read with the call shape of
+    :mod:`response_templates.calls` (:func:`call_function`, :func:`arguments_key`), as a parsed call is."""
+    if isinstance(call, _PathProbe):
+        # The whole call is a JSON object written by the model: its name, id and arguments are read at its
+        # top (a chat-shaped object the model writes is read at close, by call_parts).
+        name, arguments = _json_parts(call)
+        return name, ("json", ((*call.path, ID_KEY),)), arguments, False
+    if not isinstance(call, dict):
+        return None, None, None, False
+    wait_for_id = ID_KEY in call  # the transform gives the call an id of its own
+    call_id = _source(call[ID_KEY]) if wait_for_id else None
+    function = call_function(call)
+    if isinstance(function, _PathProbe):
+        name, arguments = _json_parts(function)
+    else:
+        name = _source(function.get(NAME_KEY))
+        key = arguments_key(function)
+        arguments = _source(function[key]) if key is not None else ("literal", {})
+    return name, call_id, arguments, wait_for_id
+
+
+def _json_only(source: Source) -> Source:
+    return source if source is not None and source[0] == "json" else None
+
+
+def _not_json(source: Source) -> Source:
+    return source if source is None or source[0] != "json" else None
+
+
 def tool_call_plan(field: FieldSpec) -> ToolCallPlan:
     """Work out, from a field's transform, where its calls' name, id and arguments come from.
 
@@ -105,73 +174,19 @@ def tool_call_plan(field: FieldSpec) -> ToolCallPlan:
     >>> plan.name, plan.arguments, plan.scan
     (('capture', 'name'), ('json', ((),)), True)
     """
-    open_groups = field.open.group_names if field.open is not None else frozenset()
-    close_groups = field.close.group_names if field.close is not None else frozenset()
     args = field.content_args
     is_json = field.parser.name == "json"
     scan = is_json and not args.get("allow_non_json", False)
-    dialect = {
-        "unquoted_keys": bool(args.get("unquoted_keys", False)) if is_json else False,
-        "string_delims": tuple((str(a), str(b)) for a, b in args.get("string_delims", ())) if is_json else (),
-    }
-    variables: dict[str, Any] = {}
-    if field.has_transform:
-        for root in transform_placeholders(field.transform):
-            if root in close_groups or (field.transform_each and root in open_groups):
-                variables[root] = _UnknownProbe()  # a close capture, or an element key may shadow it
-            elif root in open_groups:
-                variables[root] = _CaptureProbe(root)
-            elif field.transform_each:
-                variables[root] = _PathProbe((root,))
-            elif root == "content":
-                variables[root] = _PathProbe(())
-            else:
-                variables[root] = _UnknownProbe()
-        try:
-            call = apply_transform(field.transform, variables, copy_values=False)
-        except (ContentError, ResponseTemplateError, TypeError, ValueError):
-            call = None
-    else:
-        call = _PathProbe(())
-    name: Source = None
-    call_id: Source = None
-    arguments: Source = None
-    wait_for_id = False
-    if isinstance(call, _PathProbe):  # the call is a JSON object written by the model
-        function: Any = call
-        call_id = ("json", ((*call.path, "id"),))
-    elif isinstance(call, dict):
-        function = call.get("function")
-        if not isinstance(function, (dict, _PathProbe)):
-            function = call
-        if "id" in call:
-            wait_for_id = True
-            call_id = _source(call["id"])
-    else:
-        function = None
-    if isinstance(function, _PathProbe):
-        name = ("json", ((*function.path, "name"),))
-        arguments = ("json", ((*function.path, "arguments"), (*function.path, "parameters")))
-    elif isinstance(function, dict):
-        name = _source(function.get("name"))
-        if "arguments" in function:
-            arguments = _source(function["arguments"])
-        elif "parameters" in function:
-            arguments = _source(function["parameters"])
-        else:
-            arguments = ("literal", {})
+    name, call_id, arguments, wait_for_id = _read_call(_call_template(field))
     if name is not None and name[0] == "literal" and not isinstance(name[1], str):
         name = None
     if arguments is not None and arguments[0] == "capture":
         arguments = None  # a capture is a string: the arguments are then whatever it holds, at close
     if not scan:
-        name = name if name is None or name[0] != "json" else None
-        call_id = call_id if call_id is None or call_id[0] != "json" else None
-        arguments = arguments if arguments is None or arguments[0] != "json" else None
+        name, call_id, arguments = _not_json(name), _not_json(call_id), _not_json(arguments)
     if field.transform_each:
         # Each element is one call: its parts must come from the element (or be literal).
-        name = name if name is not None and name[0] == "json" else None
-        arguments = arguments if arguments is not None and arguments[0] == "json" else None
+        name, arguments = _json_only(name), _json_only(arguments)
     return ToolCallPlan(
         field=field.name,
         name=name,
@@ -180,6 +195,6 @@ def tool_call_plan(field: FieldSpec) -> ToolCallPlan:
         wait_for_id=wait_for_id,
         each=field.transform_each,
         scan=scan,
-        unquoted_keys=dialect["unquoted_keys"],
-        string_delims=dialect["string_delims"],
+        unquoted_keys=bool(args.get("unquoted_keys", False)) if is_json else False,
+        string_delims=tuple((str(a), str(b)) for a, b in args.get("string_delims", ())) if is_json else (),
     )

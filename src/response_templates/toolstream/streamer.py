@@ -6,8 +6,8 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..calls import CASTS, arguments_text, call_parts, flatten_calls, schema_types, type_call
-from ..events import Event
+from ..calls import argument_cast, arguments_text, call_parts, flatten_calls
+from ..events import ParserEvent, RegionClose, Report, ToolCallEnd, ToolCallEvent
 from ..jsonlex.canonical import same_json
 from ..jsonlex.scanner import JsonScanner
 from ..language import ResponseTemplate, load_template
@@ -97,7 +97,7 @@ class ToolCallStreamer:
         self.fields: frozenset[str] = frozenset(self._plans)
         self.plan: ToolCallPlan | None = self._plans[field]
         self._region_field = field
-        self._params: dict[str, dict[str, Any]] = tool_parameters(tools)  # type: ignore[arg-type]
+        self._params: dict[str, dict[str, Any]] = tool_parameters(tools)
         self.eager = eager
         #: Messages of the calls that could not be completed, and of regions that produced no call.
         self.errors: list[str] = []
@@ -108,22 +108,22 @@ class ToolCallStreamer:
         self._captures: Mapping[str, str] = {}
         self._calls: list[_Call] = []
         self._scanner: JsonScanner | None = None
-        self._out: list[Event] = []
+        self._out: list[ToolCallEvent] = []
 
     # -- public API ------------------------------------------------------------------------------------
 
-    def feed(self, events: Iterable[Event]) -> list[Event]:
+    def feed(self, events: Iterable[ParserEvent]) -> list[ToolCallEvent]:
         """Process parser events (from ``initial_events`` or a ``feed``); return the call events."""
-        out: list[Event] = []
+        out: list[ToolCallEvent] = []
         fields = self.fields
         for event in events:
             if event.get("field") in fields:
                 out.extend(self.process(event))
         return out
 
-    def finish(self, events: Iterable[Event] = (), *, truncated: bool = False) -> list[Event]:
+    def finish(self, events: Iterable[ParserEvent] = (), *, truncated: bool = False) -> list[ToolCallEvent]:
         """Process the events of ``finalize()``; ``truncated``: the engine hit its token limit."""
-        out: list[Event] = []
+        out: list[ToolCallEvent] = []
         for event in events:
             if event.get("field") in self.fields:
                 out.extend(self.process(event, cut_off=truncated))
@@ -140,18 +140,18 @@ class ToolCallStreamer:
             )
         return out
 
-    def process(self, event: Event, *, cut_off: bool = False) -> list[Event]:
+    def process(self, event: ParserEvent, *, cut_off: bool = False) -> list[ToolCallEvent]:
         """Process one event of the tool-call field; ``cut_off``: a close caused by a truncated stream."""
-        self._out = out = []
-        kind = event["type"]
-        if kind == "region_chunk":
+        out: list[ToolCallEvent] = []
+        self._out = out
+        if event["type"] == "region_chunk":
             if self._scanner is not None:
                 self._on_reports(self._scanner.feed(event["text"]))
-        elif kind == "region_open":
+        elif event["type"] == "region_open":
             self._region_field = event.get("field", self.field)
             self.plan = self._plans.get(self._region_field, self._plans[self.field])
             self._on_open(event.get("captures") or {})
-        elif kind == "region_close":
+        elif event["type"] == "region_close":
             self._on_close(event, cut_off)
         return out
 
@@ -222,7 +222,8 @@ class ToolCallStreamer:
                     call.deferred = True
                     return
                 self._end_early(previous)
-        self._announce(call, call.name, call.id)  # type: ignore[arg-type]
+        assert call.name is not None  # _header_known
+        self._announce(call, call.name, call.id)
 
     def _announce(self, call: _Call, name: str, call_id: str | None) -> None:
         call.announced = True
@@ -238,7 +239,7 @@ class ToolCallStreamer:
 
     def _end(self, call: _Call, arguments: str, value: Any = None, error: str | None = None) -> None:
         call.ended = True
-        event: Event = {
+        event: ToolCallEnd = {
             "type": "tool_call_end",
             "index": call.index,
             "name": call.name,
@@ -272,21 +273,9 @@ class ToolCallStreamer:
         name = self._calls[item].name if item < len(self._calls) else None
         if name is None and self._scanner is not None:
             name = self._scanner.names.get(item)  # read in this very feed, not yet processed
-        properties = self._params.get(name) if isinstance(name, str) else None
-        if not properties or key not in properties:
-            return None
-        kinds = schema_types(properties[key])
-        if not any(k in CASTS for k in kinds) or (kind == "array" and "array" in kinds):
-            return None
-        params = self._params
+        return argument_cast(self._params, name, key, kind)
 
-        def convert(value: Any) -> Any:
-            typed = type_call({"function": {"name": name, "arguments": {key: value}}}, params)
-            return typed["function"]["arguments"][key]
-
-        return convert
-
-    def _on_reports(self, reports: list[Event]) -> None:
+    def _on_reports(self, reports: list[Report]) -> None:
         for report in reports:
             kind = report["type"]
             if kind == "arguments":
@@ -320,7 +309,7 @@ class ToolCallStreamer:
 
     # -- closing -----------------------------------------------------------------------------------------
 
-    def _on_close(self, event: Event, cut_off: bool) -> None:
+    def _on_close(self, event: RegionClose, cut_off: bool) -> None:
         self._open = False
         self._scanner = None
         calls = self._calls
@@ -330,9 +319,9 @@ class ToolCallStreamer:
                 if cut_off
                 else f"its region did not parse: {event.get('error')}"
             )
-            for call in calls:
-                if call.announced and not call.ended:
-                    self._end(call, "".join(call.sent), error=why)
+            for started in calls:
+                if started.announced and not started.ended:
+                    self._end(started, "".join(started.sent), error=why)
             if not any(c.announced for c in calls):
                 self.errors.append(f"a {self._region_field!r} region produced no call: {why}")
             return

@@ -12,11 +12,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ParseError, ParserStateError, TemplateError
+from ..events import ParserEvent, ToolCallEvent
 from ..language import ResponseTemplate, load_template
 from ..parser import ResponseParser
 from ..toolstream import ToolCallStreamer
 
-Event = dict[str, Any]
+__all__ = [
+    "DEFAULT_FIELDS",
+    "FINISH_REASONS",
+    "Chunk",
+    "Usage",
+    "WireAdapter",
+    "dumps_chunk",
+    "partial_input",
+    "run_stream",
+]
+
+#: One chunk of a protocol's stream (a JSON object; its shape is the protocol's).
 Chunk = dict[str, Any]
 
 #: The template fields each role is read from, unless ``fields=`` says otherwise.
@@ -201,7 +213,7 @@ class WireAdapter:
 
     # -- public API ------------------------------------------------------------------------------------
 
-    def feed(self, events: Iterable[Event]) -> list[Chunk]:
+    def feed(self, events: Iterable[ParserEvent]) -> list[Chunk]:
         """Translate parser events (``initial_events``, then each ``feed``'s events) into stream chunks.
 
         The first call also returns the chunks that open the stream, so call it with
@@ -209,7 +221,8 @@ class WireAdapter:
         """
         if self._finished:
             raise ParserStateError("feed() after finish(): one adapter follows one generation")
-        self._out = out = []
+        out: list[Chunk] = []
+        self._out = out
         if not self._started:
             self._started = True
             self._on_start()
@@ -219,7 +232,7 @@ class WireAdapter:
 
     def finish(
         self,
-        events: Iterable[Event] = (),
+        events: Iterable[ParserEvent] = (),
         *,
         finish_reason: str = "stop",
         usage: Usage | None = None,
@@ -234,7 +247,8 @@ class WireAdapter:
             raise ParserStateError("finish() called twice: one adapter follows one generation")
         if finish_reason not in FINISH_REASONS:
             raise ValueError(f"finish_reason must be one of {FINISH_REASONS}, got {finish_reason!r}")
-        self._out = out = []
+        out: list[Chunk] = []
+        self._out = out
         if not self._started:
             self._started = True
             self._on_start()
@@ -257,14 +271,13 @@ class WireAdapter:
 
     def encode(self, chunks: Iterable[Chunk]) -> str:
         """The chunks as server-sent events (``sse_terminator`` goes after the last one)."""
-        return "".join(f"event: {c['type']}\ndata: {_dumps(c)}\n\n" for c in chunks)
+        return "".join(f"event: {c['type']}\ndata: {dumps_chunk(c)}\n\n" for c in chunks)
 
     # -- dispatch --------------------------------------------------------------------------------------
 
-    def _event(self, event: Event, cut_off: bool) -> None:
-        field = event.get("field")
-        kind = event["type"]
-        if kind == "region_open" and self._active is not None and self._blocks:
+    def _event(self, event: ParserEvent, cut_off: bool) -> None:
+        field = event.get("field")  # every parser event has one; events of other sources may not
+        if event["type"] == "region_open" and self._active is not None and self._blocks:
             # A region opens inside a text region (interleaved): its block ends here, a new one starts
             # when its text resumes.
             active, self._active = self._active, None
@@ -275,27 +288,27 @@ class WireAdapter:
             for call_event in self.tool_calls.process(event, cut_off=cut_off):
                 self._on_call(call_event)
             return
-        part = self._parts.get(field)  # type: ignore[arg-type]
+        part = self._parts.get(field) if field is not None else None
         if part is None:
             return
         if part is self._interrupted:
             self._interrupted = None
-            if kind == "region_close":
+            if event["type"] == "region_close":
                 return  # its last block already ended
             part.open()  # the text resumes in a new block
             self._active = part
-        if kind == "region_chunk":
+        if event["type"] == "region_chunk":
             first, text = part.chunk(event["text"])
             if first:
                 self._on_text_start(part.kind)
             if text:
                 self._on_text_delta(part.kind, text)
-        elif kind == "region_open":
+        elif event["type"] == "region_open":
             self._active = part
             separator = part.open()
             if separator:
                 self._on_text_delta(part.kind, separator)
-        elif kind == "region_close":
+        elif event["type"] == "region_close":
             self._active = None
             if part.close() and part.per_region:
                 self._on_text_end(part.kind, cut_off)
@@ -314,7 +327,7 @@ class WireAdapter:
     def _on_text_end(self, kind: str, cut_off: bool) -> None:
         """The current block of ``kind`` ends (block protocols)."""
 
-    def _on_call(self, event: Event) -> None:
+    def _on_call(self, event: ToolCallEvent) -> None:
         raise NotImplementedError
 
     def _on_finish(self, finish_reason: str, usage: Usage | None) -> None:
@@ -324,7 +337,8 @@ class WireAdapter:
         raise NotImplementedError
 
 
-def _dumps(chunk: Chunk) -> str:
+def dumps_chunk(chunk: Chunk) -> str:
+    """A chunk as compact JSON, the way it goes on the wire."""
     return json.dumps(chunk, separators=(",", ":"))
 
 

@@ -6,9 +6,10 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..events import ToolCallEvent
+from ..jsonlex.canonical import dumps_arguments
 from ..language import ResponseTemplate
-from ..toolstream import dumps_arguments
-from ._base import Event, Usage, WireAdapter, partial_input
+from ._base import Usage, WireAdapter, partial_input
 
 __all__ = ["AnthropicMessagesAdapter"]
 
@@ -91,7 +92,7 @@ class AnthropicMessagesAdapter(WireAdapter):
     # -- hooks -------------------------------------------------------------------------------------------
 
     def _on_start(self) -> None:
-        message = {
+        message: dict[str, Any] = {
             "id": self.id,
             "type": "message",
             "role": "assistant",
@@ -140,10 +141,9 @@ class AnthropicMessagesAdapter(WireAdapter):
             }
         )
 
-    def _on_call(self, event: Event) -> None:
-        kind = event["type"]
+    def _on_call(self, event: ToolCallEvent) -> None:
         index = event["index"]
-        if kind == "tool_call_start":
+        if event["type"] == "tool_call_start":
             block = {
                 "type": "tool_use",
                 "id": event["id"] or self._ids.make("toolu_"),
@@ -156,10 +156,10 @@ class AnthropicMessagesAdapter(WireAdapter):
             self._out.append(
                 {"type": "content_block_start", "index": len(self._content) - 1, "content_block": dict(block)}
             )
-        elif kind == "tool_call_delta":
+        elif event["type"] == "tool_call_delta":
             if not event["whole"]:  # streamed canonical JSON: always a prefix of the arguments object
                 self._partial_json(index, event["arguments"])
-        elif kind == "tool_call_end":
+        elif event["type"] == "tool_call_end":
             block_index = self._block[index]
             block = self._content[block_index]
             if event["complete"]:

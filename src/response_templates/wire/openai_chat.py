@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..events import ToolCallEvent
 from ..language import ResponseTemplate
-from ._base import Chunk, Event, Usage, WireAdapter, _dumps
+from ._base import Chunk, Usage, WireAdapter, dumps_chunk
 
 __all__ = ["ChatCompletionsAdapter"]
 
@@ -106,7 +107,7 @@ class ChatCompletionsAdapter(WireAdapter):
     def encode(self, chunks: Iterable[Chunk]) -> str:
         """The chunks as server-sent events (``data: {...}`` lines); end the stream with
         :attr:`sse_terminator` (``data: [DONE]``)."""
-        return "".join(f"data: {_dumps(c)}\n\n" for c in chunks)
+        return "".join(f"data: {dumps_chunk(c)}\n\n" for c in chunks)
 
     # -- hooks -------------------------------------------------------------------------------------------
 
@@ -134,10 +135,9 @@ class ChatCompletionsAdapter(WireAdapter):
             self._reasoning.append(text)
             self._chunk(dict.fromkeys(self._reasoning_keys, text))
 
-    def _on_call(self, event: Event) -> None:
-        kind = event["type"]
+    def _on_call(self, event: ToolCallEvent) -> None:
         index = event["index"]
-        if kind == "tool_call_start":
+        if event["type"] == "tool_call_start":
             call_id = event["id"] or self._ids.make("call_")
             function = {"name": event["name"], "arguments": ""}
             self._calls.append({"id": call_id, "type": "function", "function": function})
@@ -149,7 +149,7 @@ class ChatCompletionsAdapter(WireAdapter):
                     ]
                 }
             )
-        elif kind == "tool_call_delta":
+        elif event["type"] == "tool_call_delta":
             text = event["arguments"]
             self._arguments[index].append(text)
             last = self._out[-1]["choices"][0]["delta"].get("tool_calls") if self._out else None
@@ -162,7 +162,7 @@ class ChatCompletionsAdapter(WireAdapter):
                 last[0]["function"]["arguments"] = text  # the first fragment rides on the announcement
             else:
                 self._chunk({"tool_calls": [{"index": index, "function": {"arguments": text}}]})
-        elif kind == "tool_call_end":
+        elif event["type"] == "tool_call_end":
             self._calls[index]["function"]["arguments"] = "".join(self._arguments[index])
 
     def _reason(self, finish_reason: str) -> str:

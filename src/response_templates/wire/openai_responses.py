@@ -6,8 +6,9 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..events import ToolCallEvent
 from ..language import ResponseTemplate
-from ._base import Event, Usage, WireAdapter
+from ._base import Usage, WireAdapter
 
 __all__ = ["ResponsesAdapter"]
 
@@ -179,10 +180,9 @@ class ResponsesAdapter(WireAdapter):
         self._output.append(done)
         self._emit("response.output_item.done", output_index=state["index"], item=copy.deepcopy(done))
 
-    def _on_call(self, event: Event) -> None:
-        kind = event["type"]
+    def _on_call(self, event: ToolCallEvent) -> None:
         index = event["index"]
-        if kind == "tool_call_start":
+        if event["type"] == "tool_call_start":
             item = {
                 "id": self._ids.make("fc_"),
                 "type": "function_call",
@@ -196,7 +196,7 @@ class ResponsesAdapter(WireAdapter):
             self._calls[index] = item
             self._call_args[index] = []
             self._emit("response.output_item.added", output_index=item["output_index"], item=_public(item))
-        elif kind == "tool_call_delta":
+        elif event["type"] == "tool_call_delta":
             item = self._calls[index]
             self._call_args[index].append(event["arguments"])
             self._emit(
@@ -205,7 +205,7 @@ class ResponsesAdapter(WireAdapter):
                 output_index=item["output_index"],
                 delta=event["arguments"],
             )
-        elif kind == "tool_call_end":
+        elif event["type"] == "tool_call_end":
             item = self._calls.pop(index)
             arguments = "".join(self._call_args.pop(index))
             where = {"item_id": item["id"], "output_index": item["output_index"]}

@@ -1,0 +1,155 @@
+"""Helpers shared by the content parsers: checking ``content_args`` and running nested value parsers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import ContentError, TemplateError
+from .registry import ContentArgs, ContentParser, parsers
+
+__all__ = [
+    "ARGS_KEY",
+    "MAX_VALUE_PARSER_NESTING",
+    "bool_arg",
+    "check_args",
+    "ensure_valid",
+    "parse_value",
+    "separator_arg",
+    "show",
+    "type_name",
+    "validate_value_parser",
+]
+
+MAX_VALUE_PARSER_NESTING: int = 8
+"""How many ``value_parser`` levels may be nested inside each other."""
+
+#: The template key that every content-argument error names.
+ARGS_KEY = "content_args"
+
+
+def show(text: str, limit: int = 80) -> str:
+    """``repr`` of ``text``, shortened in the middle when long."""
+    if len(text) > limit:
+        half = limit // 2
+        return repr(text[:half]) + f" ... ({len(text)} characters) ... " + repr(text[-half:])
+    return repr(text)
+
+
+def type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def check_args(args: Any, allowed: tuple[str, ...], parser: str, field: str | None) -> Mapping[str, Any]:
+    """Check that ``args`` is a mapping whose keys are all in ``allowed``."""
+    if not isinstance(args, Mapping):
+        raise TemplateError(
+            f"content_args must be an object (dict), got {type_name(args)}", field=field, key=ARGS_KEY
+        )
+    unknown = [k for k in args if k not in allowed]
+    if unknown:
+        accepted = f"it accepts {', '.join(repr(a) for a in allowed)}" if allowed else "it takes no arguments"
+        raise TemplateError(
+            f"unknown content_args {', '.join(repr(k) for k in unknown)} for content parser {parser!r}; "
+            + accepted,
+            field=field,
+            key=ARGS_KEY,
+        )
+    return args
+
+
+def bool_arg(args: Mapping[str, Any], name: str, default: bool, parser: str, field: str | None) -> bool:
+    value = args.get(name, default)
+    if not isinstance(value, bool):
+        raise TemplateError(
+            f"content_args {name!r} of content parser {parser!r} must be true or false, "
+            f"got {type_name(value)} {value!r}",
+            field=field,
+            key=ARGS_KEY,
+        )
+    return value
+
+
+def separator_arg(args: Mapping[str, Any], name: str, default: str, parser: str, field: str | None) -> str:
+    value = args.get(name, default)
+    if not isinstance(value, str) or not value:
+        raise TemplateError(
+            f"content_args {name!r} of content parser {parser!r} must be a non-empty string, got {value!r}",
+            field=field,
+            key=ARGS_KEY,
+        )
+    return value
+
+
+def ensure_valid(
+    args: Mapping[str, Any], validate: Callable[[Any, str | None], dict[str, Any]]
+) -> Mapping[str, Any]:
+    """Accept already-validated args as they are; validate anything else."""
+    if isinstance(args, ContentArgs):
+        return args
+    return validate(args, None)
+
+
+def validate_value_parser(
+    spec: Any, parser: str, field: str | None
+) -> tuple[dict[str, Any] | None, ContentParser | None]:
+    """Validate a ``value_parser`` spec ``{"name": ..., "args": {...}}``.
+
+    Returns the normalized spec and the parser, or ``(None, None)`` when no value parser is configured.
+    ``name`` defaults to ``"text"`` and ``args`` to ``{}``, as in the reference implementation.
+    """
+    if spec is None:
+        return None, None
+    # Bound the nesting before recursing, so a pathological template cannot exhaust the stack.
+    depth, current = 0, spec
+    while isinstance(current, Mapping):
+        depth += 1
+        if depth > MAX_VALUE_PARSER_NESTING:
+            raise TemplateError(
+                f"value_parser of content parser {parser!r} is nested more than "
+                f"{MAX_VALUE_PARSER_NESTING} levels deep",
+                field=field,
+                key=ARGS_KEY,
+            )
+        inner = current.get("args")
+        current = inner.get("value_parser") if isinstance(inner, Mapping) else None
+
+    where = f"value_parser of content parser {parser!r}"
+    if not isinstance(spec, Mapping):
+        raise TemplateError(
+            f'{where} must be an object like {{"name": "json", "args": {{}}}}, got {type_name(spec)}',
+            field=field,
+            key=ARGS_KEY,
+        )
+    unknown = [k for k in spec if k not in ("name", "args")]
+    if unknown:
+        raise TemplateError(
+            f"{where} has unknown keys {', '.join(repr(k) for k in unknown)}; it accepts 'name' and 'args'",
+            field=field,
+            key=ARGS_KEY,
+        )
+    name = spec.get("name", "text")
+    table = parsers()
+    sub = table.get(name) if isinstance(name, str) else None
+    if sub is None:
+        raise TemplateError(
+            f"{where} names unknown content parser {name!r}; available: {', '.join(sorted(table))}",
+            field=field,
+            key=ARGS_KEY,
+        )
+    try:
+        sub_args = sub.validate(spec.get("args", {}), field)
+    except TemplateError as exc:
+        raise TemplateError(f"in {where}: {exc.detail}", field=field, key=ARGS_KEY) from None
+    return {"name": name, "args": sub_args}, sub
+
+
+def parse_value(raw: str, args: Mapping[str, Any], where: str) -> Any:
+    """Run the configured value parser (if any) on one extracted value."""
+    sub: ContentParser | None = args["_value_parser"]
+    if sub is None:
+        return raw
+    try:
+        return sub.parse(raw, args["value_parser"]["args"])
+    except ContentError as exc:
+        raise ContentError(f"{where}: {exc}") from exc

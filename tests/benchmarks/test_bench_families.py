@@ -1,0 +1,41 @@
+"""Smoke test for benchmarks/bench_families.py: its outputs parse the same whole and streamed, with the
+library templates, as the reference does. No timing assertions."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
+if str(BENCH_DIR) not in sys.path:
+    sys.path.insert(0, str(BENCH_DIR))
+
+import _common  # noqa: E402
+import bench_families  # noqa: E402
+
+
+@pytest.mark.parametrize("name", list(bench_families.FAMILIES))
+def test_generated_output_streams_like_whole_text(name: str) -> None:
+    family = bench_families.FAMILIES[name]
+    text = bench_families.generate(family, 3000)
+    assert text == bench_families.generate(family, 3000)
+    tools = bench_families._tools()
+    ours = bench_families.ours(family, tools)
+    assert ours.parse is not None and ours.make is not None
+    whole = ours.parse(text)
+    assert whole["reasoning_content"] and whole["content"] and len(whole["tool_calls"]) == 2
+    assert whole["tool_calls"][0]["function"]["arguments"]["days"] == 1  # typed by tools=
+    run = _common.feed_stream(ours.make, _common.chunked(text, 4))
+    assert _common.first_difference(run.message, whole) is None
+    ref = bench_families.reference(family, tools)
+    if ref.parse is None:
+        pytest.skip(ref.error or "reference unavailable")
+    assert _common.first_difference(ref.parse(text), whole) is None
+
+
+def test_tiny_run_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_families.main(["--sizes", "1k", "--families", "gpt-oss", "--no-reference"]) == 0
+    out = capsys.readouterr().out
+    assert "gpt-oss" in out and "µs per chunk" in out
