@@ -1,0 +1,191 @@
+"""The command-line interface: the ``response-templates`` script and ``python -m response_templates``.
+
+Commands:
+
+* ``demo`` -- stream a bundled Qwen3 generation through the parser and print every event.
+* ``parse`` -- parse one model output with a template file (or ``--model MODEL_ID``: the built-in template of
+  the model's family); print the message as JSON (``--stream``: every event as a JSON line, then the message).
+* ``list`` / ``show NAME`` -- the model families of the built-in library; one family's data or template.
+* ``detect CHAT_TEMPLATE_FILE`` -- which library family a chat template belongs to.
+* ``verify CHAT_TEMPLATE_FILE [--template NAME|FILE]`` -- round-trip check of a response template against a
+  chat template (needs jinja2).
+* ``lint FILE`` -- portability rules and suspicious patterns of a response template.
+
+Exit codes: 0 success; 1 the model output does not fit the template (a parse error); 2 the run could not
+start (usage error, unreadable file, invalid template or tools); 130 interrupted. Errors are one
+``error: ...`` line on stderr, never a traceback; stdout carries only results, so it can be piped.
+
+Adding a command: write a function that takes the ``subparsers`` object, adds a sub-parser and sets its
+``handler`` with ``set_defaults``, and append it to :data:`COMMANDS`. A handler takes
+``(args, streams)`` and returns an exit code; it raises :class:`CLIError` for problems the user must fix
+before anything can run. Library errors that escape a handler are mapped to exit codes by :func:`main`
+(``ParseError`` -> 1, any other ``ResponseTemplateError`` -> 2). The helpers ``add_template_argument``,
+``add_prefix_arguments``, ``add_tools_argument`` and their ``load_*`` / ``resolve_*`` partners give every
+command the same options with the same checks.
+
+This package holds the entry point (:func:`main`, :func:`build_parser`, :data:`COMMANDS`); the pieces
+live in internal submodules: ``shared`` (exit codes, :class:`CLIError`, :class:`Streams`, file reading,
+the common options), ``parse_command`` (``parse``, ``demo``) and ``library_commands`` (``list``, ``show``,
+``detect``, ``verify``, ``lint``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from .. import __version__
+from ..errors import ParseError, ResponseTemplateError
+from ..parser import parse_response
+from .library_commands import add_detect, add_lint, add_list, add_show, add_verify, library_template
+from .parse_command import add_demo, add_parse, run_parse
+from .shared import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PARSE_ERROR,
+    EXIT_USAGE,
+    PROG,
+    CLIError,
+    Streams,
+    add_prefix_arguments,
+    add_template_argument,
+    add_tools_argument,
+    error_record,
+    load_template_file,
+    load_tools_file,
+    resolve_prefix,
+)
+
+__all__ = [
+    "COMMANDS",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PARSE_ERROR",
+    "EXIT_USAGE",
+    "CLIError",
+    "Streams",
+    "add_prefix_arguments",
+    "add_template_argument",
+    "add_tools_argument",
+    "build_parser",
+    "error_record",
+    "library_template",
+    "load_template_file",
+    "load_tools_file",
+    "main",
+    "resolve_prefix",
+]
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """An argparse parser that raises :class:`CLIError` instead of exiting, so ``main`` stays in charge."""
+
+    commands: dict[str, _ArgumentParser] | None = None  # the top-level parser's sub-parsers
+
+    def error(self, message: str) -> NoReturn:
+        raise CLIError(f"{message} (see '{self.prog} --help')", usage=self.format_usage())
+
+
+def _add_parse(subparsers: Any) -> None:
+    add_parse(subparsers, handler=_run_parse)
+
+
+def _run_parse(args: argparse.Namespace, streams: Streams) -> int:
+    # ``parse_response`` is looked up in this module when the command runs, so replacing
+    # ``cli.parse_response`` replaces the parse of a whole output (the tests use it to raise from a handler).
+    return run_parse(args, streams, parse=parse_response)
+
+
+# ------------------------------------------------------------------------------------------------- main
+
+#: Functions that add one sub-command each (see the module docstring).
+COMMANDS: list[Callable[[Any], None]] = [
+    add_demo,
+    _add_parse,
+    add_list,
+    add_show,
+    add_detect,
+    add_verify,
+    add_lint,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every command in :data:`COMMANDS`."""
+    return _build_parser()
+
+
+def _build_parser() -> _ArgumentParser:
+    parser = _ArgumentParser(
+        prog=PROG,
+        description="Parse raw language-model output into structured chat messages with response templates.",
+        epilog=f"Run '{PROG} COMMAND --help' for a command's options. Start with '{PROG} demo'.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for add_command in COMMANDS:
+        add_command(subparsers)
+    parser.commands = subparsers.choices
+    return parser
+
+
+def _quiet_broken_pipe(streams: Streams) -> None:
+    """stdout's reader went away (``... | head``): stop writing to it, without a second error at exit."""
+    try:
+        fd = streams.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
+
+    Never raises and never prints a traceback (set ``RESPONSE_TEMPLATES_TRACEBACK=1`` to see one for an
+    unexpected internal error).
+    """
+    streams = Streams(sys.stdin, sys.stdout, sys.stderr)
+    try:
+        parser = _build_parser()
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # report it with the usage of the command it was meant for
+            command = (parser.commands or {}).get(getattr(args, "command", None) or "", parser)
+            command.error(f"unrecognized arguments: {' '.join(extra)}")
+        handler: Callable[[argparse.Namespace, Streams], int] | None = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help(streams.stderr)
+            return EXIT_USAGE
+        return handler(args, streams)
+    except SystemExit as exc:  # --help and --version end this way
+        code = exc.code
+        return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_USAGE)
+    except CLIError as exc:
+        if exc.usage:
+            streams.stderr.write(exc.usage)
+        streams.error(exc.message)
+        return exc.code
+    except ParseError as exc:
+        streams.error(str(exc))
+        return EXIT_PARSE_ERROR
+    except ResponseTemplateError as exc:
+        streams.error(str(exc))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        streams.stderr.write("interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _quiet_broken_pipe(streams)
+        return EXIT_OK
+    except Exception as exc:
+        if os.environ.get("RESPONSE_TEMPLATES_TRACEBACK"):
+            raise
+        streams.error(
+            f"internal error: {type(exc).__name__}: {exc} -- this is a bug in response-templates; "
+            "set RESPONSE_TEMPLATES_TRACEBACK=1 to see the traceback and please report it"
+        )
+        return EXIT_USAGE

@@ -1,0 +1,212 @@
+"""Internal: the commands that run the parser: ``parse`` (one model output) and ``demo``.
+
+``parse`` reads the model output whole (the message as indented JSON) or, with ``--stream``, as it
+arrives (every event as a JSON line, then the message); ``--chunk-size`` cuts the decoded text into
+pieces of that many characters instead. ``demo`` hands over to :mod:`response_templates.demo`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+from ..errors import ParseError
+from ..language import ResponseTemplate
+from ..parser import ResponseParser, parse_response
+from .library_commands import library_template
+from .shared import (
+    EXIT_OK,
+    EXIT_PARSE_ERROR,
+    PREFIX_MISSING,
+    CLIError,
+    Streams,
+    add_prefix_arguments,
+    add_tools_argument,
+    decode,
+    dump_line,
+    error_record,
+    load_template_file,
+    load_tools_file,
+    read_bytes,
+    resolve_prefix,
+)
+
+__all__ = ["add_demo", "add_parse", "run_parse"]
+
+_READ_SIZE = 1 << 16
+
+#: A command handler: ``(args, streams) -> exit code``.
+Handler = Callable[[argparse.Namespace, Streams], int]
+
+
+# ------------------------------------------------------------------------------------------------- demo
+
+
+def add_demo(subparsers: Any) -> None:
+    """The ``demo`` command: stream the bundled Qwen3 generation and print every event."""
+    parser = subparsers.add_parser(
+        "demo",
+        help="stream a bundled Qwen3 generation through the parser and show every event",
+        description="Stream a bundled Qwen3 generation (reasoning, a sentence, two parallel tool calls) "
+        "through the parser in token-sized chunks, print every event as it arrives, then the final message "
+        "and a check that it equals parsing the whole text at once.",
+    )
+    parser.add_argument("--no-color", action="store_true", help="never use ANSI colors (also: NO_COLOR=1)")
+    parser.set_defaults(handler=_run_demo)
+
+
+def _run_demo(args: argparse.Namespace, streams: Streams) -> int:
+    from .. import demo
+
+    return demo.run(streams.stdout, color=False if args.no_color else None)
+
+
+# ------------------------------------------------------------------------------------------------ parse
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def add_parse(subparsers: Any, *, handler: Handler | None = None) -> None:
+    """The ``parse`` command; ``handler`` replaces :func:`run_parse` (``cli`` passes its own seam)."""
+    parser = subparsers.add_parser(
+        "parse",
+        help="parse one model output into a message (JSON)",
+        description="Parse the raw text a model generated into a chat message, as the response template "
+        "says, and print it as JSON. The prompt (--prefix, --prefix-text or --no-prefix) is required.",
+        epilog="exit codes: 0 parsed; 1 the output does not fit the template; 2 usage error, unreadable "
+        "file, invalid template or tools",
+    )
+    parser.add_argument(
+        "input", nargs="?", default="-", metavar="INPUT", help="the model output; '-' or none: stdin"
+    )
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "-t",
+        "--template",
+        metavar="FILE",
+        help="the response template, a JSON file (a tokenizer_config.json with a 'response_template' key "
+        "works too)",
+    )
+    which.add_argument(
+        "-m",
+        "--model",
+        metavar="MODEL_ID",
+        help="use the built-in template for this model id (e.g. Qwen/Qwen3-8B) or library family name "
+        "(see 'list')",
+    )
+    add_prefix_arguments(parser)
+    add_tools_argument(parser)
+    parser.add_argument(
+        "--stream",
+        action="store_true",
+        help="feed the output as it is read and print every event as a JSON line; the last line is "
+        '{"type": "message", "message": ...}',
+    )
+    parser.add_argument(
+        "--chunk-size",
+        type=_positive_int,
+        metavar="N",
+        help="with --stream: feed the output N characters at a time, to see what token-by-token streaming "
+        "gives",
+    )
+    parser.set_defaults(handler=handler or run_parse)
+
+
+def _input_pieces(path: str, streams: Streams) -> Iterator[str | bytes]:
+    """The model output as it is read: bytes from files and stdin (str only from a text-only stdin)."""
+    if path == "-":
+        buffer = getattr(streams.stdin, "buffer", None)
+        if buffer is None:
+            while text := streams.stdin.read(_READ_SIZE):
+                yield text
+            return
+        read = getattr(buffer, "read1", buffer.read)  # read1: whatever a pipe has now, without waiting
+        while data := read(_READ_SIZE):
+            yield data
+        return
+    try:
+        f: IO[bytes] = open(path, "rb")  # noqa: SIM115 -- closed below; the generator streams from it
+    except OSError as exc:
+        raise CLIError(f"cannot read the input {path!r}: {exc.strerror or exc}") from None
+    with f:
+        while data := f.read(_READ_SIZE):
+            yield data
+
+
+def run_parse(
+    args: argparse.Namespace, streams: Streams, *, parse: Callable[..., Any] = parse_response
+) -> int:
+    """Run ``parse``; ``parse`` parses a whole output (the seam :mod:`response_templates.cli` fills)."""
+    if args.chunk_size is not None and not args.stream:
+        raise CLIError("--chunk-size only applies with --stream")
+    if args.prefix is None and args.prefix_text is None and not args.no_prefix:
+        raise CLIError(PREFIX_MISSING)
+    template = load_template_file(args.template, streams) if args.template else library_template(args.model)
+    prefix = resolve_prefix(args, template, streams)
+    tools = load_tools_file(args.tools, streams)
+    if args.input == "-" and getattr(streams.stdin, "isatty", lambda: False)():
+        streams.stderr.write("reading the model output from stdin (end it with Ctrl-D)\n")
+    if not args.stream:
+        data = read_bytes(args.input, "input", streams)
+        text = decode(data, args.input, "model output", code=EXIT_PARSE_ERROR)
+        message = parse(text, template, prefix=prefix, tools=tools)
+        streams.stdout.write(json.dumps(message, indent=2, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    return _stream(args, template, prefix, tools, streams)
+
+
+def _stream(
+    args: argparse.Namespace,
+    template: ResponseTemplate,
+    prefix: str,
+    tools: list[Any] | None,
+    streams: Streams,
+) -> int:
+    out = streams.stdout
+    parser = ResponseParser(template, prefix, tools=tools)
+    failed = False
+
+    def report(exc: ParseError) -> None:
+        for event in getattr(exc, "events", []):
+            dump_line(event, out)
+        dump_line({"type": "error", "error": error_record(exc)}, out)
+        streams.error(str(exc))
+
+    for event in parser.initial_events:
+        dump_line(event, out)
+    pieces: Iterator[str | bytes]
+    if args.chunk_size is not None:
+        data = read_bytes(args.input, "input", streams)
+        text = decode(data, args.input, "model output", code=EXIT_PARSE_ERROR)
+        size = args.chunk_size
+        pieces = (text[i : i + size] for i in range(0, len(text), size))
+    else:
+        pieces = _input_pieces(args.input, streams)
+    for piece in pieces:
+        try:
+            events = parser.feed(piece)
+        except ParseError as exc:  # the parser stays usable: report and keep going
+            failed = True
+            report(exc)
+            continue
+        for event in events:
+            dump_line(event, out)
+    try:
+        message, events = parser.finalize()
+    except ParseError as exc:
+        report(exc)
+        return EXIT_PARSE_ERROR
+    for event in events:
+        dump_line(event, out)
+    dump_line({"type": "message", "message": message}, out)
+    return EXIT_PARSE_ERROR if failed else EXIT_OK

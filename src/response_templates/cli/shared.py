@@ -1,0 +1,236 @@
+"""Internal: what every command of the command line shares.
+
+Exit codes, :class:`CLIError` and :class:`Streams`, reading files (stdin for ``-``) with one error
+message per problem, the ``--template`` / ``--prefix`` / ``--tools`` options with their ``load_*`` /
+``resolve_*`` partners, and JSON-line output. :mod:`response_templates.cli` re-exports the public names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from typing import IO, Any, TextIO
+
+from ..errors import ResponseTemplateError, TemplateError
+from ..language import ResponseTemplate, load_template
+from ..tools import tool_parameters
+
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PARSE_ERROR",
+    "EXIT_USAGE",
+    "PREFIX_MISSING",
+    "PROG",
+    "CLIError",
+    "Streams",
+    "add_prefix_arguments",
+    "add_template_argument",
+    "add_tools_argument",
+    "decode",
+    "dump_line",
+    "error_record",
+    "load_template_file",
+    "load_tools_file",
+    "read_bytes",
+    "read_json",
+    "resolve_prefix",
+]
+
+#: The program name in usage lines and hints.
+PROG = "response-templates"
+
+#: Exit codes (see the docstring of :mod:`response_templates.cli`).
+EXIT_OK = 0
+EXIT_PARSE_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+#: Why ``parse`` needs one of ``--prefix``, ``--prefix-text`` and ``--no-prefix``.
+PREFIX_MISSING = (
+    "the prompt is required: pass --prefix FILE (or --prefix-text STR) with the text the model continued. "
+    "Chat templates often write the start of the assistant message themselves (an opening <think>, a "
+    "prefill), and the parser must see it to read the output correctly; the start anchor then cuts away "
+    "the earlier turns. Pass --no-prefix to parse the output on its own."
+)
+
+
+class CLIError(Exception):
+    """A problem the user must fix before the command can run (exit code 2 unless ``code`` says otherwise).
+
+    ``usage`` is the usage line of the command at fault, printed before the message for argument errors.
+    """
+
+    def __init__(self, message: str, *, code: int = EXIT_USAGE, usage: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.usage = usage
+
+
+@dataclass
+class Streams:
+    """Where a command reads and writes (the real ``sys`` streams, resolved when ``main`` runs)."""
+
+    stdin: TextIO
+    stdout: TextIO
+    stderr: TextIO
+
+    def warn(self, message: str) -> None:
+        """Write a ``warning: ...`` line to stderr."""
+        self.stderr.write(f"warning: {message}\n")
+
+    def error(self, message: str) -> None:
+        """Write an ``error: ...`` line to stderr."""
+        self.stderr.write(f"error: {message}\n")
+
+
+# ------------------------------------------------------------------------------------------ reading
+
+
+def read_bytes(path: str, what: str, streams: Streams) -> bytes:
+    """The whole of ``path`` (``-``: stdin); :class:`CLIError` naming the ``what`` if it cannot be read."""
+    if path == "-":
+        buffer: IO[bytes] | None = getattr(streams.stdin, "buffer", None)
+        if buffer is not None:
+            return buffer.read()
+        return streams.stdin.read().encode("utf-8")
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise CLIError(f"cannot read the {what} {path!r}: {exc.strerror or exc}") from None
+
+
+def decode(data: bytes, path: str, what: str, *, code: int = EXIT_USAGE) -> str:
+    """``data`` as UTF-8; :class:`CLIError` with exit code ``code`` at the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        source = "stdin" if path == "-" else repr(path)
+        raise CLIError(f"the {what} ({source}) is not valid UTF-8 at byte {exc.start}", code=code) from None
+
+
+def read_json(path: str, what: str, streams: Streams) -> Any:
+    """The JSON document in ``path`` (a leading byte-order mark is allowed)."""
+    text = decode(read_bytes(path, what, streams), path, what)
+    try:
+        return json.loads(text.removeprefix("\ufeff"))
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"the {what} {path!r} is not valid JSON: {exc}") from None
+
+
+# ------------------------------------------------------------------------------- shared option helpers
+
+
+def add_template_argument(parser: argparse.ArgumentParser) -> None:
+    """``--template FILE`` (required)."""
+    parser.add_argument(
+        "-t",
+        "--template",
+        required=True,
+        metavar="FILE",
+        help="the response template, a JSON file (a tokenizer_config.json with a 'response_template' key "
+        "works too)",
+    )
+
+
+def load_template_file(path: str, streams: Streams) -> ResponseTemplate:
+    """Read and compile a template file; :class:`CLIError` (exit 2) naming the file if anything is wrong."""
+    data = read_json(path, "template", streams)
+    if isinstance(data, dict) and "fields" not in data and "response_template" in data:
+        data = data["response_template"]  # a tokenizer_config.json
+        if data is None:
+            raise CLIError(f"the template file {path!r} has 'response_template': null (no template set)")
+    try:
+        return load_template(data)
+    except TemplateError as exc:
+        raise CLIError(f"invalid template {path!r}: {exc}") from None
+
+
+def add_prefix_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--prefix FILE | --prefix-text STR | --no-prefix`` (one of them is required, checked later)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--prefix", metavar="FILE", help="file holding the prompt the model continued")
+    group.add_argument(
+        "--prefix-text",
+        metavar="STR",
+        help="the prompt as a string (taken literally: in bash write $'...\\n' for a newline)",
+    )
+    group.add_argument(
+        "--no-prefix",
+        action="store_true",
+        help='there is no prompt to take into account (the library\'s prefix="")',
+    )
+
+
+def resolve_prefix(args: argparse.Namespace, template: ResponseTemplate, streams: Streams) -> str:
+    """The prompt from ``--prefix``/``--prefix-text``/``--no-prefix``; warns when the anchor is missing."""
+    if args.no_prefix:
+        return ""
+    prefix: str
+    if args.prefix_text is not None:
+        prefix = args.prefix_text
+    elif args.prefix is not None:
+        if args.prefix == "-" and getattr(args, "input", None) in (None, "-"):
+            raise CLIError("--prefix - reads stdin, so the model output must come from a file")
+        prefix = decode(read_bytes(args.prefix, "prefix", streams), args.prefix, "prefix")
+    else:
+        raise CLIError(PREFIX_MISSING)
+    if prefix and not template.cut_prefix(prefix)[1]:
+        source = template.source
+        anchor = source.get("start_anchor", source.get("start_anchor_pattern"))
+        hint = ""
+        if "\\n" in prefix and "\n" not in prefix:
+            hint = " (the prefix contains a backslash and 'n', not a newline; in bash write $'...\\n')"
+        streams.warn(
+            f"the start anchor {json.dumps(anchor, ensure_ascii=False)} does not occur in the prefix, so "
+            f"the whole prefix is read as if the model had written it{hint}"
+        )
+    return prefix
+
+
+def add_tools_argument(parser: argparse.ArgumentParser) -> None:
+    """``--tools FILE`` (optional)."""
+    parser.add_argument(
+        "--tools",
+        metavar="FILE",
+        help="JSON file with the request's tools (a list, or an object with a 'tools' list); tool-call "
+        "arguments are cast by their JSON schemas",
+    )
+
+
+def load_tools_file(path: str | None, streams: Streams) -> list[Any] | None:
+    """Read and check a tools file; :class:`CLIError` (exit 2) naming the file if anything is wrong."""
+    if path is None:
+        return None
+    data = read_json(path, "tools file", streams)
+    if isinstance(data, dict):
+        data = data.get("tools", [data])
+    if not isinstance(data, list):
+        raise CLIError(f"the tools file {path!r} must hold a JSON list of tools, got {type(data).__name__}")
+    try:
+        tool_parameters(data)
+    except ResponseTemplateError as exc:
+        raise CLIError(f"invalid tools file {path!r}: {exc}") from None
+    return data
+
+
+# ------------------------------------------------------------------------------------------- output
+
+
+def error_record(exc: ResponseTemplateError) -> dict[str, Any]:
+    """A JSON-ready description of a library error (used for error lines in JSON output)."""
+    record: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+    for key in ("field", "offset", "raw"):
+        value = getattr(exc, key, None)
+        if value is not None:
+            record[key] = value
+    return record
+
+
+def dump_line(obj: Any, out: TextIO) -> None:
+    """Write ``obj`` as one JSON line and flush, so a reader of a pipe sees it at once."""
+    out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    out.flush()
