@@ -4,6 +4,7 @@ every way (whole, one character at a time, in fixed and random splits) with the 
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import response_templates as rt
@@ -70,3 +71,21 @@ def parse_every_way(family: str, text: str, prefix: str | None = None) -> dict[s
     assert first is not None
     assert first[0] == rt.parse_response(text, template, prefix=prefix)
     return first[0]
+
+
+#: Markup that regex delimiters spell out (``<tag>``, ``[TAG]``, ``<|tok|>``, ``<｜tok｜>``).
+MARKUP = re.compile(r"</?[^\s<>()\[\]{}?*+\\]{1,40}>|\[[A-Z_]{3,20}\]|<\|[^|<>]{1,30}\|>|<｜[^｜<>]{1,30}｜>")
+
+
+def delimiter_words(template: rt.ResponseTemplate) -> set[str]:
+    """The template's literal delimiters and the markup its regex delimiters spell out."""
+    words: set[str] = set()
+    for field in template.fields:
+        for delimiter in (field.open, field.close):
+            if delimiter is None:
+                continue
+            if delimiter.literals is not None:
+                words.update(delimiter.literals)
+            else:
+                words.update(MARKUP.findall(str(delimiter.source).replace("\\|", "|")))
+    return words

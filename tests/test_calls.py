@@ -15,69 +15,18 @@ from typing import Any
 import pytest
 
 import response_templates as rt
+from call_shapes import (
+    ARGUMENTS_KEY,
+    CAPTURE_TRANSFORMS,
+    JSON_TEMPLATE,
+    PARAMS,
+    TOOLS,
+    TYPED,
+    WRITTEN,
+    capture_template,
+)
 from response_templates import calls
 from response_templates.calls import call_parts, type_call, type_tool_calls
-
-ANCHOR = "<|assistant|>"
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "f",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "n": {"type": "integer"},
-                    "ok": {"type": "boolean"},
-                    "s": {"type": "string"},
-                },
-            },
-        },
-    }
-]
-PARAMS = {"f": TOOLS[0]["function"]["parameters"]["properties"]}
-
-#: Transforms of a field whose open delimiter captures the tool's name; the content is the arguments.
-CAPTURE_TRANSFORMS = {
-    "chat": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
-    "bare": {"name": "{name}", "arguments": "{content}"},
-    "bare-parameters": {"name": "{name}", "parameters": "{content}"},
-    "chat-parameters": {"type": "function", "function": {"name": "{name}", "parameters": "{content}"}},
-    "bare-with-id": {"id": "{name}", "name": "{name}", "arguments": "{content}"},
-}
-ARGUMENTS_KEY = {
-    "chat": "arguments",
-    "bare": "arguments",
-    "bare-parameters": "parameters",
-    "chat-parameters": "parameters",
-    "bare-with-id": "arguments",
-}
-
-
-def capture_template(transform: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "start_anchor": ANCHOR,
-        "fields": {
-            "tool_calls": {
-                "open_pattern": "<call name=(?P<name>\\w+)>",
-                "close": "</call>",
-                "content": "json",
-                "transform": transform,
-            }
-        },
-    }
-
-
-#: The model writes the whole call as JSON (no transform): the bare shape, with either arguments key.
-JSON_TEMPLATE = {
-    "start_anchor": ANCHOR,
-    "fields": {
-        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json"}
-    },
-}
-
-WRITTEN = '{"n": "3", "ok": "true", "s": "7"}'
-TYPED = {"n": 3, "ok": True, "s": "7"}
 
 
 def arguments_of(call: dict[str, Any]) -> Any:

@@ -10,7 +10,6 @@ of every TypedDict is seen at least once, so the types describe nothing that is 
 from __future__ import annotations
 
 import random
-import re
 import types
 import typing
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from typing import Any, Literal, Union
 import pytest
 
 import response_templates as rt
+from library_checks import delimiter_words
 from response_templates import events as ev
 from response_templates.demo import load_demo_data, token_chunks
 from response_templates.toolstream import ToolCallStreamer
@@ -126,23 +126,11 @@ def stream(
     return out
 
 
-_MARKUP = re.compile(
-    r"</?[^\s<>()\[\]{}?*+\\]{1,40}>|\[[A-Z_]{3,20}\]|<\|[^|<>]{1,30}\|>|<｜[^｜<>]{1,30}｜>"
-)
 _GENERIC = ('{"name": "f", "arguments": {"a": 1}}', '{"a": "x}"}', "[f(a=1)]", "}", "<", "x", " ", "\n", "1")
 
 
 def vocabulary(template: rt.ResponseTemplate) -> list[str]:
-    words: set[str] = set()
-    for field in template.fields:
-        for delimiter in (field.open, field.close):
-            if delimiter is None:
-                continue
-            if delimiter.literals is not None:
-                words.update(delimiter.literals)
-            else:
-                words.update(_MARKUP.findall(str(delimiter.source).replace("\\|", "|")))
-    return sorted(words) + list(_GENERIC)
+    return sorted(delimiter_words(template)) + list(_GENERIC)
 
 
 def texts(template: rt.ResponseTemplate, seed: int, count: int) -> Iterator[str]:

@@ -5,7 +5,6 @@ extensions included."""
 from __future__ import annotations
 
 import random
-import re
 from functools import cache
 from typing import Any
 
@@ -15,7 +14,7 @@ from hypothesis import strategies as st
 
 import response_templates as rt
 from hypothesis_profiles import examples
-from library_checks import random_pieces
+from library_checks import MARKUP, delimiter_words, random_pieces
 from response_templates import library
 
 NAMES = rt.templates.names()
@@ -37,27 +36,17 @@ _GENERIC = (
     "é",
     "1",
 )
-_MARKUP = re.compile(
-    r"</?[^\s<>()\[\]{}?*+\\]{1,40}>|\[[A-Z_]{3,20}\]|<\|[^|<>]{1,30}\|>|<｜[^｜<>]{1,30}｜>"
-)
 
 
 @cache
 def vocabulary(name: str) -> tuple[str, ...]:
     """The family's literal delimiters and the markup that its regex delimiters spell out."""
     template = rt.templates.get(name)
-    words: set[str] = set()
+    words = delimiter_words(template)
     for field in template.fields:
-        for delimiter in (field.open, field.close):
-            if delimiter is None:
-                continue
-            if delimiter.literals is not None:
-                words.update(delimiter.literals)
-            else:
-                words.update(_MARKUP.findall(str(delimiter.source).replace("\\|", "|")))
         for key in field.route or {}:  # json-envelope: the keys that route a whole-message JSON
             words.add(f'{{"{key}": ' if key != "*" else "[")
-    words.update(_MARKUP.findall(library.family(name).tool_calls))
+    words.update(MARKUP.findall(library.family(name).tool_calls))
     return tuple(sorted(words)) + _GENERIC
 
 

@@ -16,56 +16,18 @@ from typing import Any
 import pytest
 
 import response_templates as rt
+from call_shapes import CAPTURE_TRANSFORMS, JSON_TEMPLATE, TOOLS, TYPED, WRITTEN, capture_template
 from response_templates.calls import call_parts
 from response_templates.toolstream import ToolCallStreamer, tool_call_plan
 
-ANCHOR = "<|assistant|>"
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "f",
-            "parameters": {
-                "type": "object",
-                "properties": {"n": {"type": "integer"}, "ok": {"type": "boolean"}, "s": {"type": "string"}},
-            },
-        },
-    }
-]
-WRITTEN = '{"n": "3", "ok": "true", "s": "7"}'
-TYPED = {"n": 3, "ok": True, "s": "7"}
-
-TRANSFORMS: dict[str, Any] = {
-    "chat": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
-    "bare": {"name": "{name}", "arguments": "{content}"},
-    "bare-parameters": {"name": "{name}", "parameters": "{content}"},
-}
-
-
-def capture_template(transform: Any) -> dict[str, Any]:
-    return {
-        "start_anchor": ANCHOR,
-        "fields": {
-            "tool_calls": {
-                "open_pattern": "<call name=(?P<name>\\w+)>",
-                "close": "</call>",
-                "repeats": True,
-                "content": "json",
-                "transform": transform,
-            }
-        },
-    }
-
-
-JSON_TEMPLATE = {
-    "start_anchor": ANCHOR,
-    "fields": {
-        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json"}
-    },
-}
+#: The chat shape and the bare shape, with either arguments key.
+TRANSFORMS: dict[str, Any] = {k: CAPTURE_TRANSFORMS[k] for k in ("chat", "bare", "bare-parameters")}
 
 CASES = {
-    **{shape: (capture_template(t), f"<call name=f>{WRITTEN}</call>") for shape, t in TRANSFORMS.items()},
+    **{
+        shape: (capture_template(t, repeats=True), f"<call name=f>{WRITTEN}</call>")
+        for shape, t in TRANSFORMS.items()
+    },
     "model-json": (JSON_TEMPLATE, f'<tool_call>{{"name": "f", "arguments": {WRITTEN}}}</tool_call>'),
     "model-json-parameters": (
         JSON_TEMPLATE,
@@ -129,7 +91,7 @@ def test_both_shapes_give_the_same_call_events(eager: bool) -> None:
 )
 def test_the_plan_reads_a_transform_as_call_parts_reads_the_value(transform: Any) -> None:
     """Where the plan says a part comes from is where call_parts finds it in the parsed value."""
-    template = capture_template(transform)
+    template = capture_template(transform, repeats=True)
     content = {"tool": "f", "args": {"n": 1}, "name": "f", "arguments": {"n": 1}}
     text = f"<call name=f>{json.dumps(content)}</call>"
     (value,) = rt.parse_response(text, template, prefix="")["tool_calls"]
