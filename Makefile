@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-thorough lint typecheck bench clean
+.PHONY: demo test test-thorough test-torch lint typecheck bench conformance clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,8 @@ demo: $(VENV)/.installed
 	$(BIN)/python -m response_templates demo
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check src tests benchmarks examples scripts
-	$(BIN)/ruff format --check src tests benchmarks examples scripts
+	$(BIN)/ruff check src tests benchmarks examples scripts conformance
+	$(BIN)/ruff format --check src tests benchmarks examples scripts conformance
 
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy
@@ -42,5 +42,19 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/bench_tool_streaming.py
 	$(BIN)/python benchmarks/bench_families.py
 
+# The generate() streaming tests with a real model (tiny random Llama, torch CPU): torch is a large
+# download, so it gets its own venv and stays out of `make test`.
+test-torch:
+	test -x .venv-torch/bin/python || $(PYTHON) -m venv .venv-torch
+	.venv-torch/bin/python -m pip install -q -e '.[test,reference]' torch==2.13.0
+	.venv-torch/bin/python -m pytest -p no:xdist -q tests/hf/test_hf_streamer_threads.py tests/hf/test_hf_streamer.py
+
+# The conformance suite as data (conformance/cases.json): in sync with tests/conformance, passed by ours;
+# transformers 5.24's score is printed (its failures are expected: docs/conformance.md).
+conformance: $(VENV)/.installed-test
+	$(BIN)/python scripts/gen_conformance_json.py --check
+	$(BIN)/python conformance/run.py --impl ours --all
+	-$(BIN)/python conformance/run.py --impl transformers
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-torch .pytest_cache .ruff_cache .hypothesis

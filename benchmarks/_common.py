@@ -17,6 +17,31 @@ from typing import Any
 
 KB = 1024
 
+REFERENCE_BASELINE = "5.24.0"
+"""The transformers version that the benchmarks' reference numbers are measured with (the test oracle
+pinned in pyproject.toml)."""
+
+
+def reference_label(installed: str | None = None) -> str:
+    """Label for the reference column: ``"transformers 5.24.0"``, marked when another version is installed.
+
+    >>> reference_label("5.24.0")
+    'transformers 5.24.0'
+    >>> reference_label("5.23.0")
+    'transformers 5.23.0 (baseline is 5.24.0)'
+    """
+    if installed is None:
+        try:
+            from importlib.metadata import version
+
+            installed = version("transformers")
+        except Exception:  # pragma: no cover - depends on the environment
+            return f"transformers (not installed; baseline is {REFERENCE_BASELINE})"
+    if installed == REFERENCE_BASELINE:
+        return f"transformers {installed}"
+    return f"transformers {installed} (baseline is {REFERENCE_BASELINE})"
+
+
 # --------------------------------------------------------------------------------------------------------
 # Timing
 # --------------------------------------------------------------------------------------------------------
@@ -258,7 +283,8 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: s
 def first_difference(a: Any, b: Any, path: str = "") -> str | None:
     """Path of the first place where ``a`` and ``b`` differ (``None`` if equal), e.g.
     ``tool_calls[2].function.arguments.city`` or ``content (value differs)``."""
-    if type(a) is not type(b):
+    # A message is a dict (ours is a dict subclass, ParsedMessage, which compares as one).
+    if type(a) is not type(b) and not (isinstance(a, dict) and isinstance(b, dict)):
         return f"{path or '<root>'} (type {type(a).__name__} vs {type(b).__name__})"
     if isinstance(a, dict):
         for key in list(a) + [k for k in b if k not in a]:

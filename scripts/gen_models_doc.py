@@ -1,7 +1,9 @@
 """Generate docs/models.md from the model library and the results of its checks.
 
-Runs the sample verification (``tests/library_samples.py``) and the round trip of every family against its
-chat templates (``tests/data/chat_templates``), then writes the page. ``tests/library/test_library_docs.py``
+Runs the sample verification (``tests/library_samples.py``), the round trip of every family against its
+chat templates (``tests/data/chat_templates``) and the export check (``scripts/export_report.py``: each
+family exported to transformers, vLLM and SGLang, and transformers 5.24 run on the exported template),
+then writes the page. ``tests/library/test_library_docs.py``
 checks that the committed page is what this script writes.
 
 Usage::
@@ -19,6 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+
+import export_report  # noqa: E402
 
 import library_samples  # noqa: E402
 import response_templates as rt  # noqa: E402
@@ -54,7 +58,10 @@ response_templates.library.UnknownModelError: no model family called 'qwen-3' in
   `rt.templates.detect(chat_template)` a chat template's text, a tokenizer, or a `tokenizer_config.json`
   dict. Each returns a compiled template ready for `parse_response` and `ResponseParser`; an unknown model
   raises `UnknownModelError` (a `LookupError`) that lists near matches, and a family whose format needs a
-  template-language extension raises `ExtensionRequiredError`.
+  template-language extension raises `ExtensionRequiredError`. `rt.templates.detect` also recognises
+  edited forks of these chat templates by the markers and delimiters they render, and
+  `rt.templates.detect_all` says how sure it is and why ([detection.md](detection.md)); an ambiguous
+  match raises `AmbiguousChatTemplateError` naming the candidates.
 * `response_templates.library.family(name)` gives the metadata below (models, markers, prompt variants,
   notes); each family is one JSON file in `src/response_templates/library/`.
 * From the shell: `response-templates list`, `show NAME`, `detect CHAT_TEMPLATE_FILE`,
@@ -135,8 +142,61 @@ def rt_status(entries: list[tuple[str, rt.verify.RoundTripReport, dict[str, str]
     return f"{passed}/{cases}" + (f" ({known} known)" if known else "")
 
 
+EXPORT_INTRO = """\
+## Export
+
+What shipping a family's template in `tokenizer_config.json` gives the users of each implementation
+([export.md](export.md)): `rt.templates.export(name, target=...)` (or `response-templates export NAME
+--for TARGET`) writes the template in the target's vocabulary, and **transformers 5.24's own
+`parse_response`** (the parser vLLM and SGLang vendor) then reads the family's recorded outputs with it.
+Each cell gives the verdict and how many samples the target reads the same as this library does (the same
+message, values and types, or both refusing the output). *with warnings*: exported with approximations,
+listed in the family's notes; *no*: the target cannot express the template (why: the field and key, and
+in the notes). The engines also deliver content and reasoning as the streamed text of every region, so
+whitespace stays as written and text before a tool call survives even where the reference's parsed
+message drops it.
+"""
+
+
+def export_cell(res: export_report.TargetResult) -> str:
+    if res.verdict == "not exportable":
+        return "no: " + md(res.reasons[0].split(": ", 1)[0])
+    verdict = "exportable" if res.verdict == "exportable" else f"with warnings ({len(res.reasons)})"
+    agreement = f"{res.same}/{res.total} read the same" if res.total else "no samples"
+    return f"{verdict}; {agreement}"
+
+
+def export_lines(rep: export_report.FamilyReport) -> list[str]:
+    """Family notes: each refusal and warning once, with the targets it concerns."""
+    grouped: dict[str, list[str]] = {}
+    for target, res in rep.results.items():
+        title = export_report.TARGET_TITLES[target]
+        if res.verdict == "not exportable":
+            grouped.setdefault(f"not exportable: {res.reasons[0]}", []).append(title)
+        for reason in res.reasons if res.verdict != "not exportable" else ():
+            grouped.setdefault(f"approximation: {reason}", []).append(title)
+    lines = [f"* Export to {', '.join(targets)}, {text}" for text, targets in grouped.items()]
+    agreement = []
+    for target, res in rep.results.items():
+        if res.verdict != "not exportable" and res.total:
+            agreement.append(f"{export_report.TARGET_TITLES[target]} {res.same} of {res.total}")
+    if agreement:
+        lines.append(
+            f"* Samples read the same by {export_report.ORACLE} with the exported template: "
+            + ", ".join(agreement)
+        )
+    return [md_note(line) for line in lines]
+
+
+def md_note(text: str) -> str:
+    """A notes bullet: one line."""
+    return text.replace("\n", "⏎")
+
+
 def generate() -> str:
     summary = library_samples.summarize()
+    exports = export_report.report()
+    export_totals = export_report.totals(exports)
     counts = summary.counts()
     per_family = summary.per_family()
     trips = round_trips()
@@ -173,6 +233,14 @@ def generate() -> str:
         "switched off (details below).",
         f"* **Round trip:** {n_ok} of {n_pairs} (family, chat template) pairs pass every case; every failing "
         "case of the others is a reviewed known issue of the chat template (listed below).",
+        "* **Export** (see [Export](#export)): "
+        + "; ".join(
+            f"{export_report.TARGET_TITLES[t]}: {row['exportable']} families exportable, "
+            f"{row['exportable with warnings']} with warnings, {row['not exportable']} not, "
+            f"{row['same']} of {row['total']} of their samples read the same by {export_report.ORACLE}"
+            for t, row in export_totals.items()
+        )
+        + ".",
         "",
     ]
 
@@ -294,6 +362,13 @@ def generate() -> str:
             lines.append(f"| {name} | `{chat_template}` | {result} | {md(skipped)} | {md(issues)} |")
     lines.append("")
 
+    # -------------------------------------------------------------------------------------- export
+    lines += [EXPORT_INTRO, "| family | transformers 5.24 | vLLM | SGLang |", "|---|---|---|---|"]
+    for name, rep in exports.items():
+        cells = " | ".join(export_cell(rep.results[t]) for t in export_report.TARGETS)
+        lines.append(f"| [{name}](#{name.replace('.', '')}) | {cells} |")
+    lines.append("")
+
     lines += [LIMITS]
 
     # ------------------------------------------------------------------------------------ per family
@@ -316,6 +391,8 @@ def generate() -> str:
                 f"* Prompt, {variant.name}: {code(variant.generation_prompt) if variant.generation_prompt else '(empty)'}{pre}{note}"
             )
         lines.extend(f"* {note}" for note in fam.notes)
+        if fam.name in exports:
+            lines.extend(export_lines(exports[fam.name]))
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

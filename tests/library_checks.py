@@ -11,8 +11,8 @@ import response_templates as rt
 from response_templates import library
 
 
-def random_pieces(text: str, rng: random.Random, longest: int = 6) -> list[str]:
-    """``text`` cut into pieces of 1 to ``longest`` characters at random."""
+def random_pieces(text: Any, rng: random.Random, longest: int = 6) -> list[Any]:
+    """``text`` (a str, or bytes) cut into pieces of 1 to ``longest`` characters (bytes) at random."""
     out, i = [], 0
     while i < len(text):
         n = rng.randint(1, longest)

@@ -8,6 +8,7 @@ Every case in ``tests/conformance/cases.py`` is parsed by the reference
 * ``difference`` cases: ours gives the case's ``expected`` result and the reference gives something
   else (another message, or an exception that is not a ``ValueError``), so every documented
   difference is real;
+* ``events_difference`` cases: the messages agree and the events differ by a documented difference;
 * ``pending`` cases: disagreements docs/spec.md does not list yet; their reference comparison is a strict
   ``xfail`` until the difference is documented or ours changes (see ``docs/differences.md``).
 
@@ -58,7 +59,9 @@ def _params(cases: list[Case]) -> list:
 
 def strict_equal(a: Any, b: Any) -> bool:
     """Structural equality that also compares scalar types (``1 != 1.0 != True``) and treats NaN as
-    equal to NaN. Dict key order is ignored."""
+    equal to NaN. Dict key order is ignored. A dict subclass (our ``ParsedMessage``) compares as a dict."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
@@ -226,6 +229,14 @@ def test_events_match_reference(c: Case) -> None:
         ref = events(reference.ResponseParser)
     except Exception:
         pytest.skip("the reference raises (covered by test_against_reference)")
+    if c.events_difference is not None:
+        # A documented difference in the events only: they must really differ (see docs/differences.md).
+        ours_all = [
+            {k: v for k, v in e.items() if k != "captures"} if e["type"] == "region_open" else e
+            for e in events(rt.ResponseParser)
+        ]
+        assert not strict_equal(ours_all, ref), "the events agree: the difference is gone"
+        return
     # Our region_open additionally carries the open delimiter's named captures (an additive key, [ours],
     # used to announce tool calls early: see docs/wire.md); the reference has no such key, so compare
     # without it. Every other key must agree.

@@ -265,7 +265,8 @@ def test_two_errors_are_both_listed() -> None:
 
 
 def test_error_from_finalize_then_finalize_again() -> None:
-    """A region that fails when the stream ends: the error carries events; finalize again returns the rest."""
+    """A region that fails when the stream ends: the error carries events and the rest of the message
+    (``partial_message``); the parser is finished (finalize again is a state error)."""
     parser = rt.ResponseParser(TEMPLATE, prefix="")
     parser.feed('hi<tool_call>["a"]</tool_call><tool_call>[1')
     with pytest.raises(rt.ParseError) as info:
@@ -275,7 +276,8 @@ def test_error_from_finalize_then_finalize_again() -> None:
         {"type": "region_close", "field": "tool_calls", "value": None, "error": info.value.detail}
     ]
     assert parser.errors == [info.value]
-    assert parser.finalize() == ({"role": "assistant", "content": "hi", "tool_calls": [["a"]]}, [])
+    assert info.value.partial_message == {"role": "assistant", "content": "hi", "tool_calls": [["a"]]}
+    assert parser.finalized
     with pytest.raises(rt.ParserStateError):
         parser.finalize()
 
@@ -294,12 +296,7 @@ def test_implicit_field_error_at_finalize_loses_nothing() -> None:
     with pytest.raises(rt.ParseError) as info:
         parser.finalize()
     assert where(info.value) == ("n", "abc", 12, 0)
-    try:
-        message = parser.finalize()[0]
-    except rt.ParseError as again:
-        message = getattr(again, "partial_message", None)
-    except rt.ParserStateError:
-        message = getattr(info.value, "partial_message", None)
+    message = info.value.partial_message
     assert message == {"tc": [[1]]}
 
 
@@ -379,12 +376,12 @@ def test_invalid_utf8_names_byte_offset_and_parser_continues() -> None:
 
 
 def test_truncated_character_at_end_of_stream() -> None:
-    """A character cut off by the end of the stream is an error from finalize; finalize again works."""
+    """A character cut off by the end of the stream is an error from finalize; it holds the rest."""
     parser = rt.ResponseParser(TEXT_TEMPLATE, prefix="")
     parser.feed(b"a\xe2\x82")
-    with pytest.raises(rt.ParseError, match="UTF-8"):
+    with pytest.raises(rt.ParseError, match="UTF-8") as info:
         parser.finalize()
-    assert parser.finalize()[0] == {"c": "a"}
+    assert info.value.partial_message == {"c": "a"}
 
 
 def test_invalid_utf8_offset_is_where_the_sequence_starts() -> None:
@@ -492,7 +489,7 @@ def test_timeout_from_feed_carries_events() -> None:
         },
         regex_timeout=0.2,
     )
-    parser = rt.ResponseParser(template, prefix="<think>")
+    parser = rt.ResponseParser(template, prefix=ANCHOR + "<think>")
     with pytest.raises(rt.PatternTimeoutError) as info:
         parser.feed("q</think>" + "a" * 40)
     assert getattr(info.value, "events", None) == [chunk("r", "q"), close("r", "q")]

@@ -92,10 +92,13 @@ def stream(
     pieces: list[str],
     tools: list[Any] | None = None,
     truncated: bool = False,
+    errors: Literal["raise", "keep"] = "raise",
 ) -> list[Any]:
     """Feed ``pieces``, checking every event of the parser and of a tool-call streamer; all events."""
     try:
-        parser = rt.ResponseParser(template, prefix=prefix, tools=tools)
+        parser = rt.ResponseParser(
+            template, prefix=prefix, tools=tools, errors=errors, missing_anchor="parse"
+        )
     except rt.ParseError as exc:  # the prefix's own text did not parse: check the events it gave
         checker.parser_events(exc.events or [])
         return list(exc.events or [])
@@ -153,7 +156,8 @@ def test_library_events_match_their_types(name: str) -> None:
     for index, text in enumerate(texts(template, seed=len(name), count=16)):
         for prefix in ("", vocabulary(template)[index % 4]):
             chunks = [text] if index % 3 == 0 else list(text) if index % 3 == 1 else pieces_of(text, rng)
-            stream(checker, template, prefix, chunks, truncated=index % 2 == 1)
+            errors: Literal["raise", "keep"] = "keep" if index % 4 == 3 else "raise"
+            stream(checker, template, prefix, chunks, truncated=index % 2 == 1, errors=errors)
 
 
 # Hand-written templates and outputs that give every optional key (captures, error) and every event type.
@@ -211,6 +215,7 @@ def test_every_key_of_every_event_type_is_emitted() -> None:
     for template, text, tools in CASES:
         for chunks in ([text], list(text)):
             stream(checker, template, "", chunks, tools=tools)
+            stream(checker, template, "", chunks, tools=tools, errors="keep")
     demo = load_demo_data()
     for chunks in ([demo.output], list(token_chunks(demo.output))):
         stream(checker, demo.template, demo.prompt, chunks, tools=demo.tools)

@@ -43,7 +43,19 @@ CORE = frozenset(
     }
 )
 OUTER = frozenset(
-    {"library", "templates", "toolstream", "wire", "hf", "cli", "lint", "verify", "demo", "__main__"}
+    {
+        "library",
+        "templates",
+        "export",
+        "toolstream",
+        "wire",
+        "hf",
+        "cli",
+        "lint",
+        "verify",
+        "demo",
+        "__main__",
+    }
 )
 
 

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PUBLIC = (
     "templates",
     "library",
+    "export",
     "errors",
     "events",
     "content",

@@ -384,17 +384,17 @@ class TestSection3TemplateFormat:
     @pytest.mark.parametrize(
         ("content", "args"),
         [
-            ("json", {"unquoted": True}),
+            ("json", {"unquoted_keys": "yes"}),
             ("text", {"strip": "yes"}),
-            ("int", {"base": 16}),
+            ("bool", {"strip": 0}),
             ("xml-inline", {}),  # tag_pattern is required
-            ("xml-inline", {"tag_pattern": "<(?P<key>\\w+)>"}),  # no value group
+            ("xml-inline", {"tag_pattern": "<(?P<value>\\w+)>"}),  # no key group
             ("kv-lines", {"kv_sep": ""}),
             ("json", ["unquoted_keys"]),
         ],
     )
     def test_bad_content_args(self, content: str, args: Any) -> None:
-        """An unknown or ill-typed content argument is an error naming content_args."""
+        """An ill-typed content argument is an error naming content_args (an unknown one is ignored)."""
         err = field_error({**OK_FIELD, "content": content, "content_args": args})
         assert (err.field, err.key) == ("f", "content_args")
 
@@ -674,7 +674,7 @@ class TestSection4Matching:
     def test_hold_back_partial_literal_close(self) -> None:
         """Text that could start a delimiter is held back until more input decides."""
         template = tpl({"r": {"open": "<think>", "close": "</think>"}, "c": {}})
-        parser = rt.ResponseParser(template, prefix="<think>")
+        parser = rt.ResponseParser(template, prefix=ANCHOR + "<think>")
         assert parser.feed("abc</th") == [chunk("r", "abc")]
         assert parser.feed("x") == [chunk("r", "</thx")]
         assert parser.feed("</th") == []
@@ -698,7 +698,7 @@ class TestSection4Matching:
     def test_hold_back_literal_list_extension(self) -> None:
         """A complete literal waits while a longer literal of the same list could still match."""
         template = tpl({"a": {"open": "<a>", "close": ["STOP", "STOPPED"]}, "c": {}})
-        parser = rt.ResponseParser(template, prefix="<a>")
+        parser = rt.ResponseParser(template, prefix=ANCHOR + "<a>")
         assert parser.feed("xSTOP") == [chunk("a", "x")]
         assert parser.feed("PE") == []
         assert parser.feed("D") == [close("a", "x")]
@@ -706,7 +706,7 @@ class TestSection4Matching:
     def test_hold_back_regex_partial_match(self) -> None:
         """Regex delimiters use partial matching: a possible match in progress is held back."""
         template = tpl({"a": {"open": "<a>", "close_pattern": r"</a\d*>"}, "c": {}})
-        parser = rt.ResponseParser(template, prefix="<a>")
+        parser = rt.ResponseParser(template, prefix=ANCHOR + "<a>")
         assert parser.feed("x</a1") == [chunk("a", "x")]
         assert parser.feed("2") == []
         assert parser.feed(">y") == [close("a", "x"), open_("c"), chunk("c", "y")]
@@ -714,7 +714,7 @@ class TestSection4Matching:
     def test_hold_back_regex_that_could_grow(self) -> None:
         """A complete regex match that more input could lengthen waits (optional suffix)."""
         template = tpl({"a": {"open": "<a>", "close_pattern": r"</a>(?:\s*</all>)?"}, "c": {}})
-        parser = rt.ResponseParser(template, prefix="<a>")
+        parser = rt.ResponseParser(template, prefix=ANCHOR + "<a>")
         assert parser.feed("x</a>") == [chunk("a", "x")]
         assert parser.feed(" </all") == []
         # A regex match that ends exactly at the end of the buffer waits for one more character.
@@ -792,9 +792,10 @@ class TestSection5PrefixAndAnchor:
         assert rt.parse_response(" world", THINK_TOOL, prefix=ANCHOR + "Hello") == {"content": "Hello world"}
 
     def test_anchor_not_found_uses_whole_prefix(self, caplog: pytest.LogCaptureFixture) -> None:
-        """No anchor in the prefix: the whole prefix is parsed, and a debug line says so."""
+        """No anchor in the prefix, with missing_anchor="parse": the whole prefix is parsed, and a debug
+        line says so (the default raises: tests/test_prompt_anchor.py)."""
         with caplog.at_level(logging.DEBUG, logger="response_templates"):
-            parser = rt.ResponseParser(THINK_TOOL, prefix="raw prompt <think>")
+            parser = rt.ResponseParser(THINK_TOOL, prefix="raw prompt <think>", missing_anchor="parse")
         assert parser.prefix_length == len("raw prompt <think>")
         assert parser.initial_events == [
             open_("content"),

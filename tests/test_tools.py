@@ -431,6 +431,17 @@ def f_wrapped(x: int):
     """
 
 
+def f_typed_args_in_parens(x: int, y: list[str], z: str = ""):
+    """Google style with types in parentheses (read since transformers 5.24).
+
+    Args:
+        x (int): The input.
+        y	( list[str] ): More
+            input.
+        z(str, optional): Last.
+    """
+
+
 ACCEPTED = [
     f_scalars,
     f_containers,
@@ -462,6 +473,7 @@ ACCEPTED = [
     f_wrapped,
     f_cls_receiver,
     f_annotated_self,
+    f_typed_args_in_parens,
 ]
 
 
@@ -701,14 +713,6 @@ def e_unannotated_var_args(*args):
     """
 
 
-def e_typed_args_in_parens(x: int):
-    """Google style with types in parentheses, which is not understood.
-
-    Args:
-        x (int): The input.
-    """
-
-
 def e_args_on_first_line(x: int):
     """Args:
     x: The input.
@@ -746,7 +750,6 @@ REJECTED = [
     (e_var_tuple, "variable length"),
     (e_set, "set[int] has no JSON-schema equivalent"),
     (e_unannotated_var_args, "'*args' cannot be described"),
-    (e_typed_args_in_parens, "does not describe argument 'x'"),
     (e_args_on_first_line, "does not describe argument 'x'"),
     (e_args_header_with_trailing_text, "does not describe argument 'x'"),
     (e_union_with_bad_member, "argument 'x': Point has no JSON-schema equivalent"),
@@ -900,6 +903,9 @@ DOC_PIECES = st.sampled_from(
         "\tx:",
         "z:",
         "x (int):",
+        "y(str, optional):",
+        " (",
+        "x (",
         "word",
         "two words",
         "é_1",
@@ -916,7 +922,27 @@ DOC_PIECES = st.sampled_from(
 
 INDENTS = st.sampled_from(["", " ", "  ", "    ", "      ", "        ", "\t", "\t ", "  \t", "\u3000"])
 HEADS = st.sampled_from(
-    ["x:", "y:", "z:", "x: ", "y:  ", "x:\n", "x (int):", "", "", "_9:", "é:", "word word"]
+    [
+        "x:",
+        "y:",
+        "z:",
+        "x: ",
+        "y:  ",
+        "x:\n",
+        "x (int):",
+        "y(str):",
+        "x\t( a, b ):",
+        "x (a(b)):",
+        "x (int) :",
+        "y ():",
+        "x (int",
+        "x (in\nt):",
+        "",
+        "",
+        "_9:",
+        "é:",
+        "word word",
+    ]
 )
 WORDS = st.lists(
     st.sampled_from(

@@ -9,7 +9,8 @@ Public modules: their import paths are stable, and each one's API is what its ``
 package, that is the ``__all__`` of the package itself; its submodules are how it is built.
 
 * ``templates`` -- the built-in library by name, model id or chat template (``rt.templates.get(...)``);
-  ``library`` -- the model families behind it.
+  ``library`` -- the model families behind it; ``export`` -- a template for transformers, vLLM or
+  SGLang, written out or into a model folder's ``tokenizer_config.json``.
 * ``errors`` -- the error classes (also exported here); ``events`` -- the type of every event the
   library emits (at run time plain dicts).
 * ``content`` -- the content parsers and their registry (``register_content_parser`` adds your own);
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 from . import templates, verify
 from .errors import (
+    AnchorNotFoundError,
     ContentError,
     ParseError,
     ParserStateError,
@@ -49,17 +51,21 @@ from .errors import (
 )
 from .language import FieldSpec, ResponseTemplate, load_template
 from .lint import lint
-from .parser import ResponseParser, parse_response
+from .matching import RegexBudget
+from .parser import ParsedMessage, ResponseParser, parse_response
 from .tools import ToolSpecError
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnchorNotFoundError",
     "ContentError",
     "FieldSpec",
     "ParseError",
+    "ParsedMessage",
     "ParserStateError",
     "PatternTimeoutError",
+    "RegexBudget",
     "ResponseParser",
     "ResponseTemplate",
     "ResponseTemplateError",

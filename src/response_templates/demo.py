@@ -172,7 +172,7 @@ class _EventPrinter:
         self._end_line()
         if event["type"] == "region_open":
             self.out.write(self._label(name) + "open\n")
-        else:
+        elif event["type"] == "region_close":
             value = json.dumps(event["value"], ensure_ascii=False)
             indent = 2 + self.name_width + 2 + len("close ")
             lines = _wrap(value, WIDTH - indent)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .events import ParserEvent
 
 __all__ = [
+    "AnchorNotFoundError",
     "ContentError",
     "ParseError",
     "ParserStateError",
@@ -115,8 +116,31 @@ class ParseError(ResponseTemplateError):
 
 
 class PatternTimeoutError(TemplateError):
-    """A delimiter pattern took longer than its time budget (catastrophic backtracking)."""
+    """A delimiter pattern took longer than its time budget (catastrophic backtracking).
+
+    ``budget`` says which bound ran out (see ``RegexBudget``): ``"per_search"`` (one search longer than
+    ``regex_timeout``), ``"per_feed"`` (the regex time of one ``feed``/``finalize`` call) or
+    ``"per_stream"`` (the regex time of the whole stream). ``field`` and ``key`` name the pattern that
+    was running (both None when the delimiters of a state were searched together).
+    """
+
+    budget: str = "per_search"
 
 
 class ParserStateError(ResponseTemplateError, RuntimeError):
     """The parser was used out of order, e.g. ``feed`` after ``finalize``."""
+
+
+class AnchorNotFoundError(ResponseTemplateError):
+    """A non-empty prefix does not contain the template's start anchor (docs/errors.md).
+
+    Without the anchor the parser cannot tell where the assistant message starts, and reading the whole
+    prompt as model output would put it (system prompt included) into the message. ``anchor`` is the
+    anchor as the template writes it (a string, a list of strings or the pattern), ``prefix_end`` the last
+    characters of the prefix. Pass ``missing_anchor="parse"`` to read the whole prefix anyway.
+    """
+
+    def __init__(self, message: str, *, anchor: Any = None, prefix_end: str = "") -> None:
+        super().__init__(message)
+        self.anchor = anchor
+        self.prefix_end = prefix_end

@@ -12,6 +12,8 @@ Parser events (``ResponseParser.feed`` / ``finalize`` / ``initial_events``):
   of the final value (up to stripping), true for structured content parsed only at close.
 * :class:`RegionClose` -- the region ended with its parsed value; ``error`` is present (and ``value``
   None) when the value did not parse.
+* :class:`Unparsed` -- only with ``errors="keep"``: right after the ``region_close`` of a region that
+  did not parse, its text exactly as written (delimiters included), which the message keeps as content.
 
 Tool-call events (:class:`~response_templates.toolstream.ToolCallStreamer`):
 :class:`ToolCallStart`, :class:`ToolCallDelta`, :class:`ToolCallEnd`.
@@ -44,6 +46,7 @@ __all__ = [
     "ToolCallEnd",
     "ToolCallEvent",
     "ToolCallStart",
+    "Unparsed",
 ]
 
 
@@ -83,7 +86,22 @@ class RegionClose(TypedDict):
     error: NotRequired[str]
 
 
-ParserEvent = RegionOpen | RegionChunk | RegionClose
+class Unparsed(TypedDict):
+    """A region that did not parse, kept as text (``errors="keep"``; docs/errors.md, "Error policy").
+
+    Emitted right after the failed region's ``region_close`` (whose ``value`` is None). ``text`` is the
+    region exactly as the model wrote it, its open and close delimiters included (a region that only the
+    end of the stream closed has no close delimiter); the message keeps this text as content, in stream
+    order. ``error`` is the reason, the ``error`` of the ``region_close``.
+    """
+
+    type: Literal["unparsed"]
+    field: str
+    text: str
+    error: str
+
+
+ParserEvent = RegionOpen | RegionChunk | RegionClose | Unparsed
 
 
 class ToolCallStart(TypedDict):

@@ -25,7 +25,16 @@ Rules (``code``, level):
   registry the loader uses (``language/registry.py``), whether declared or not; also a content parser
   outside the base language, and a structured ``close`` (a draft form the language does not have).
   Implementations of the base language alone reject such templates.
+* ``ignored-content-arg`` (warning) -- a ``content_args`` entry that cannot change the result and is
+  ignored, as the reference ignores it: an argument the parser does not have (often a misspelling),
+  ``strip`` on ``int``/``float``, ``strip`` on ``json`` without ``allow_non_json``.
+* ``flag-tags`` (note) -- an ``xml-inline`` ``tag_pattern`` without a ``value`` group: every tag's value
+  is the empty string.
 * ``load-error`` (error) -- the template does not load; the message is the loader's.
+* ``anchor-not-in-prompt`` (error, only with ``chat_template=``) -- the chat template's generation prompt
+  (one user message, ``add_generation_prompt=True``, rendered as :mod:`response_templates.verify` does)
+  does not contain the start anchor, a misspelled anchor: every parse with that prompt would fail with
+  ``AnchorNotFoundError``. A chat template that does not render is a note (``chat-template-render``).
 
 >>> import response_templates as rt
 >>> issues = rt.lint({
@@ -46,6 +55,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .content import get_content_parser
+from .content._args import recording_ignored_args
 from .errors import ResponseTemplateError
 from .language import BASE_CONTENT_PARSERS, REGISTRY, Extension, ResponseTemplate, load_template
 from .language.registry import EXTENSION_FIELD_KEYS, EXTENSION_PARSERS, extension, extension_args_used
@@ -347,6 +358,48 @@ def _field_extensions(
         )
 
 
+# ------------------------------------------------------------------ content_args (helper "reference")
+
+
+def _check_content_args(fields: Mapping[str, Any]) -> Iterator[Issue]:
+    """``ignored-content-arg`` warnings and the ``flag-tags`` note, from the content parsers' validators.
+
+    The validators ignore what cannot change a result (and refuse what would be misread); what they ignore
+    is recorded (``content._args.recording_ignored_args``), so the rule stays with each parser.
+    """
+    for name, spec in fields.items():
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("content", "text"), str):
+            continue
+        try:
+            parser = get_content_parser(spec.get("content", "text"), name)
+        except ResponseTemplateError:
+            continue  # reported by load-error
+        with recording_ignored_args() as ignored:
+            try:
+                validated = parser.validate(spec.get("content_args", {}), name)
+            except ResponseTemplateError:
+                continue  # reported by load-error
+        for item in ignored:
+            where = "" if item.parser == parser.name else f" (of the value_parser {item.parser!r})"
+            yield Issue(
+                "warning",
+                "ignored-content-arg",
+                f"content_args {item.arg!r}{where} is ignored: {item.reason}",
+                name,
+                "content_args",
+            )
+        tag_re = validated.get("_tag_re") if parser.name == "xml-inline" else None
+        if tag_re is not None and "value" not in tag_re.groupindex:
+            yield Issue(
+                "note",
+                "flag-tags",
+                "tag_pattern has no 'value' group: every tag gives the empty string (flag tags); add "
+                "(?P<value>...) if the tags carry values",
+                name,
+                "content_args",
+            )
+
+
 def _named(ext: Extension) -> str:
     return f"extension {ext.design} ({ext.name})"
 
@@ -355,9 +408,43 @@ def _is_implicit(spec: Any) -> bool:
     return isinstance(spec, Mapping) and "open" not in spec and "open_pattern" not in spec
 
 
-def lint(template: Mapping[str, Any] | ResponseTemplate | str) -> list[Issue]:
-    """Check a response template; the issues, most severe first (see the module docstring for the rules)."""
+def _check_anchor_in_prompt(compiled: ResponseTemplate, chat_template: str) -> Iterator[Issue]:
+    """The start anchor must occur in the generation prompt the chat template renders."""
+    from .parser import _anchor_not_found
+    from .verify import render_chat_template
+
+    try:
+        prompt = render_chat_template(
+            chat_template, [{"role": "user", "content": "Hello."}], add_generation_prompt=True
+        )
+    except Exception as exc:  # a chat template may refuse this conversation, or jinja2 may be missing
+        yield Issue(
+            "note", "chat-template-render", f"the chat template did not render: {type(exc).__name__}: {exc}"
+        )
+        return
+    if not compiled.cut_prefix(prompt)[1]:
+        key = "start_anchor" if "start_anchor" in compiled.source else "start_anchor_pattern"
+        message = f"the chat template's generation prompt has no start anchor: {_anchor_not_found(compiled, prompt)}"
+        yield Issue("error", "anchor-not-in-prompt", message, None, key)
+
+
+def lint(
+    template: Mapping[str, Any] | ResponseTemplate | str, *, chat_template: str | None = None
+) -> list[Issue]:
+    """Check a response template; the issues, most severe first (see the module docstring for the rules).
+
+    ``chat_template`` (the Jinja text of the model's chat template) adds the check that its generation
+    prompt contains the start anchor (``anchor-not-in-prompt``; rendering needs jinja2).
+
+    >>> import response_templates as rt
+    >>> chat = "{% for m in messages %}<|im_start|>{{ m.role }}\\n{{ m.content }}<|im_end|>\\n{% endfor %}" \\
+    ...        "{% if add_generation_prompt %}<|im_start|>assistant\\n{% endif %}"
+    >>> typo = {"start_anchor": "<|im_start|>assistent\\n", "fields": {"content": {"close": "<|im_end|>"}}}
+    >>> [i.code for i in rt.lint(typo, chat_template=chat)]
+    ['anchor-not-in-prompt']
+    """
     issues: list[Issue] = []
+    compiled: ResponseTemplate | None = None
     if isinstance(template, ResponseTemplate):
         data: Any = template.to_dict()
     elif isinstance(template, str):
@@ -370,16 +457,19 @@ def lint(template: Mapping[str, Any] | ResponseTemplate | str) -> list[Issue]:
     if not isinstance(data, Mapping):
         return [Issue("error", "load-error", f"a response template is an object, got {type(data).__name__}")]
     try:
-        load_template(data)
+        compiled = load_template(data)
     except ResponseTemplateError as exc:
         issues.append(
             Issue("error", "load-error", str(exc), getattr(exc, "field", None), getattr(exc, "key", None))
         )
+    if compiled is not None and chat_template is not None:
+        issues.extend(_check_anchor_in_prompt(compiled, chat_template))
     fields = data.get("fields")
     if isinstance(fields, Mapping):
         issues.extend(_check_regexes(fields, data))
         issues.extend(_check_delimiters(fields))
         issues.extend(_check_implicit(fields, data))
         issues.extend(_check_extensions(fields, data))
+        issues.extend(_check_content_args(fields))
     issues.sort(key=lambda issue: LEVELS.index(issue.level))
     return issues

@@ -24,16 +24,21 @@ starts before the undecided position is final: every continuation of the stream 
   the end of the buffer.
 
 Work per call is proportional to the text searched (the unrouted tail of the buffer), which the parser
-keeps short; every regex search runs under a time budget so that a catastrophically backtracking
-pattern from an untrusted template fails with :class:`PatternTimeoutError` instead of hanging.
+keeps short, and does not grow with the number of delimiters: many regex delimiters that start with
+literal text are looked up by it (:class:`_PrefixIndex`). Every regex search is charged to a
+:class:`RegexMeter`, which bounds one search, one parser call and one stream (:class:`RegexBudget`), so
+that a catastrophically backtracking pattern from an untrusted template fails with
+:class:`PatternTimeoutError` instead of hanging.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Any
 
 import regex
@@ -46,14 +51,18 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import sre_parse
 
-from .errors import PatternTimeoutError, TemplateError
+from .errors import PatternTimeoutError, ResponseTemplateError, TemplateError
 
 __all__ = [
+    "DEFAULT_REGEX_BUDGET",
     "FLAGS",
     "Delimiter",
     "Match",
+    "RegexBudget",
+    "RegexMeter",
     "WatchSet",
     "compile_pattern",
+    "regex_literal_prefix",
     "rewrite_end_assertions",
 ]
 
@@ -177,6 +186,10 @@ def compile_pattern(source: str, *, field: str | None, key: str) -> tuple[Any, A
         regex.compile(source, FLAGS)
     except (regex.error, OverflowError, RecursionError) as exc:
         raise TemplateError(f"invalid regex {source!r}: {exc}", field=field, key=key) from None
+    except MemoryError:
+        raise TemplateError(
+            f"regex {source!r} is too large to compile (out of memory)", field=field, key=key
+        ) from None
     try:
         rewritten, lookbehind = rewrite_end_assertions(source)
     except ValueError as exc:
@@ -184,11 +197,143 @@ def compile_pattern(source: str, *, field: str | None, key: str) -> tuple[Any, A
     try:
         search = regex.compile(rewritten, FLAGS)
         probe = regex.compile(f"(?>(?:{rewritten})){_PROBE_TAIL}", FLAGS)
-    except (regex.error, OverflowError, RecursionError) as exc:  # pragma: no cover - defensive
+    except (regex.error, OverflowError, RecursionError, MemoryError) as exc:  # pragma: no cover
         raise TemplateError(
             f"regex {source!r} cannot be used for streaming: {exc}", field=field, key=key
         ) from None
     return search, probe, lookbehind
+
+
+# ------------------------------------------------------------------------------------- regex budgets
+
+
+@dataclass(frozen=True)
+class RegexBudget:
+    """Bounds on the time regex searches may take: per search, per ``feed`` call, per stream.
+
+    ``per_search`` bounds one search (``None``: the template's ``regex_timeout``, 1 s by default);
+    ``per_feed`` bounds the total regex time of one call (the constructor's reading of the prefix,
+    one :meth:`~response_templates.ResponseParser.feed`, :meth:`~response_templates.ResponseParser.finalize`,
+    or the single pass of :func:`~response_templates.parse_response`); ``per_stream`` bounds the total of
+    one parser (one generation). ``None`` for ``per_feed`` or ``per_stream`` means no bound. Every search
+    gets the smallest of what is left, so a stream never spends more than ``per_stream`` seconds in
+    regex searches; running out raises :class:`~response_templates.PatternTimeoutError` naming the
+    pattern and the budget (``error.budget``).
+
+    >>> import response_templates as rt
+    >>> rt.RegexBudget()
+    RegexBudget(per_search=None, per_feed=5.0, per_stream=30.0)
+    >>> rt.RegexBudget(per_feed=0.5, per_stream=None).per_feed
+    0.5
+    """
+
+    per_search: float | None = None
+    per_feed: float | None = 5.0
+    per_stream: float | None = 30.0
+
+    def __post_init__(self) -> None:
+        for name in ("per_search", "per_feed", "per_stream"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ResponseTemplateError(
+                    f"RegexBudget.{name} must be a positive number of seconds or None, got {value!r}"
+                )
+            if not math.isfinite(value):
+                object.__setattr__(self, name, None)
+
+
+#: The budget a parser uses when none is given.
+DEFAULT_REGEX_BUDGET = RegexBudget()
+
+_BUDGET_NAMES = {"per_search": "per-search", "per_feed": "per-feed", "per_stream": "per-stream"}
+
+
+class RegexMeter:
+    """What is left of a :class:`RegexBudget` in one parser: charged by every metered search.
+
+    ``timeout()`` is the timeout for the next search (the smallest of the per-search bound and what is
+    left of the feed and stream budgets); ``charge(seconds)`` records a search's time; ``start_feed()``
+    refills the per-feed budget at the start of a call. ``searches`` counts the metered searches.
+    """
+
+    __slots__ = (
+        "feed_left",
+        "kind",
+        "per_feed",
+        "per_search",
+        "per_stream",
+        "searches",
+        "spent",
+        "stream_left",
+    )
+
+    def __init__(self, budget: RegexBudget | None = None, per_search: float = 1.0) -> None:
+        budget = DEFAULT_REGEX_BUDGET if budget is None else budget
+        self.per_search = float(budget.per_search if budget.per_search is not None else per_search)
+        self.per_feed = math.inf if budget.per_feed is None else float(budget.per_feed)
+        self.feed_left = self.per_feed
+        self.per_stream = math.inf if budget.per_stream is None else float(budget.per_stream)
+        self.stream_left = self.per_stream
+        self.kind = "per_search"  # which budget the last timeout() came from
+        self.searches = 0
+        self.spent = 0.0  # total regex seconds of the stream
+
+    @classmethod
+    def unlimited(cls, per_search: float) -> RegexMeter:
+        """A meter with only a per-search bound (for direct calls of :meth:`WatchSet.scan`)."""
+        return cls(RegexBudget(per_search=per_search, per_feed=None, per_stream=None))
+
+    def start_feed(self) -> None:
+        """A new call begins: its budget is full again."""
+        self.feed_left = self.per_feed
+
+    def timeout(self) -> float:
+        limit, kind = self.per_search, "per_search"
+        if self.feed_left < limit:
+            limit, kind = self.feed_left, "per_feed"
+        if self.stream_left < limit:
+            limit, kind = self.stream_left, "per_stream"
+        self.kind = kind
+        return limit
+
+    def charge(self, seconds: float) -> None:
+        self.searches += 1
+        self.spent += seconds
+        self.feed_left -= seconds
+        self.stream_left -= seconds
+
+    def error(self, what: str, *, field: str | None, key: str | None) -> PatternTimeoutError:
+        """The error for a search of ``what`` (a pattern's description) that ran out of ``self.kind``."""
+        kind = self.kind
+        if kind == "per_search":
+            message = (
+                f"{what} ran longer than its {self.per_search:g} s per-search budget (catastrophic backtracking?); "
+                "simplify the pattern or raise regex_timeout"
+            )
+        else:
+            total = self.per_feed if kind == "per_feed" else self.per_stream
+            scope = "of this call" if kind == "per_feed" else "of this stream"
+            message = (
+                f"the {_BUDGET_NAMES[kind]} regex budget ({total:g} s {scope}) ran out while {what} was "
+                f"searched ({self.spent:.3g} s of regex time in the stream so far); simplify the "
+                "template's patterns or raise regex_budget"
+            )
+        error = PatternTimeoutError(message, field=field, key=key)
+        error.budget = kind
+        return error
+
+    def run(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``call(*args, timeout=..., **kwargs)`` under the budget; TimeoutError when it runs out."""
+        limit = self.timeout()
+        if limit <= 0:
+            raise TimeoutError
+        start = perf_counter()
+        try:
+            return call(*args, timeout=limit, **kwargs)
+        finally:
+            self.charge(perf_counter() - start)
 
 
 # The first characters a regex can match at, for the parser's fast path. Read with Python's own regex
@@ -370,32 +515,42 @@ class Delimiter:
     def describe(self) -> str:
         return f"{self.kind} of field {self.field!r} ({self.source!r})"
 
-    def matches_empty_anywhere(self) -> bool:
+    def matches_empty_anywhere(self, *, line_ends: bool = True) -> bool:
         """Whether the delimiter matches the empty string in the middle of ordinary text.
 
         Such a delimiter would fire at almost every position. Zero-width matches that need a context
-        (``^``, ``$``, a lookahead such as ``(?=\\{)``) are fine: the parser guarantees progress.
+        (``^``, a lookahead such as ``(?=\\{)``) are fine: the parser guarantees progress (docs/spec.md,
+        rule 4.13). With ``line_ends`` a zero-width match between two newlines (where ``$`` matches
+        before a final newline, and ``(?=\\n)`` anywhere) counts too; without it, only a zero-width match
+        between two characters that are not newlines does, so ``$`` and ``(?=\\n)`` pass while ``x*``
+        does not.
+
+        >>> d = Delimiter.regex(r"<\\|im_end\\|>\\s*|$", field="content", kind="close", key="close_pattern")
+        >>> d.matches_empty_anywhere(), d.matches_empty_anywhere(line_ends=False)
+        (True, False)
+        >>> Delimiter.regex("x*", field="c", kind="close", key="close_pattern").matches_empty_anywhere(line_ends=False)
+        True
         """
         if self.literals is not None:
             return False
-        probes = ("ab", "a b", "\n\n", "<>", "{}", "12")
+        probes = ("ab", "a b", "<>", "{}", "12", *(("\n\n",) if line_ends else ()))
         return any((m := self.pattern.match(text, 1)) is not None and m.end() == 1 for text in probes)
 
     # -- regex helpers ------------------------------------------------------------------------------
 
-    def _timeout_error(self, timeout: float) -> PatternTimeoutError:
-        return PatternTimeoutError(
-            f"regex {self.source!r} ran longer than its {timeout:g} s budget (catastrophic backtracking?); "
-            "simplify the pattern or raise regex_timeout",
-            field=self.field if self.kind != "anchor" else None,
-            key=f"{self.kind}_pattern" if self.kind != "anchor" else "start_anchor_pattern",
+    def _timeout_error(self, meter: RegexMeter) -> PatternTimeoutError:
+        anchor = self.kind == "anchor"
+        return meter.error(
+            f"regex {self.source!r}",
+            field=None if anchor else self.field,
+            key="start_anchor_pattern" if anchor else f"{self.kind}_pattern",
         )
 
-    def search(self, text: str, pos: int, timeout: float) -> Any:
+    def search(self, text: str, pos: int, meter: RegexMeter) -> Any:
         try:
-            return self.pattern.search(text, pos, timeout=timeout)
+            return meter.run(self.pattern.search, text, pos)
         except TimeoutError:
-            raise self._timeout_error(timeout) from None
+            raise self._timeout_error(meter) from None
 
     def find_regex(
         self,
@@ -403,18 +558,18 @@ class Delimiter:
         pos: int,
         final: bool,
         skip_empty_at: int,
-        timeout: float,
+        meter: RegexMeter,
         memo: dict[Any, tuple[int, Any]] | None = None,
     ) -> tuple[Any, int]:
         """Leftmost-first match of a regex delimiter from ``pos`` and the undecided position.
 
         A zero-width match at ``skip_empty_at`` is not allowed (the previous boundary was zero-width at
         the same place); the search then resumes one character later. ``memo`` (see :meth:`WatchSet.scan`)
-        remembers earlier searches of the same text.
+        remembers earlier searches of the same text. Every search is charged to ``meter``.
         """
         while True:
             try:
-                m = _memo_search(self.pattern, self, text, pos, timeout, memo)
+                m = _memo_search(self.pattern, self, text, pos, meter, memo)
                 undecided = _INF
                 if not final:
                     if m is not None and m.start() - pos <= _PROBE_GAP:
@@ -422,15 +577,15 @@ class Delimiter:
                         # of them instead of probing the rest of the text.
                         probe_match = self.probe.match
                         for start in range(pos, m.start() + 1):
-                            if probe_match(text, start, partial=True, timeout=timeout) is not None:
+                            if meter.run(probe_match, text, start, partial=True) is not None:
                                 undecided = start
                                 break
                     else:
-                        p = _memo_search(self.probe, (self, "probe"), text, pos, timeout, memo, partial=True)
+                        p = _memo_search(self.probe, (self, "probe"), text, pos, meter, memo, partial=True)
                         if p is not None:
                             undecided = p.start()
             except TimeoutError:
-                raise self._timeout_error(timeout) from None
+                raise self._timeout_error(meter) from None
             if m is not None and m.start() == m.end() == skip_empty_at and m.start() < undecided:
                 if pos >= len(text):
                     return None, undecided
@@ -444,7 +599,7 @@ def _memo_search(
     key: Any,
     text: str,
     pos: int,
-    timeout: float,
+    meter: RegexMeter,
     memo: dict[Any, tuple[int, Any]] | None,
     partial: bool = False,
 ) -> Any:
@@ -454,24 +609,142 @@ def _memo_search(
     search of the same text from ``p0 <= pos <= s`` with the same result: whether and how a pattern
     matches at a start position does not depend on where the search began (``\\G`` is rejected at load
     time). Without this, a state visited many times in one long text would search the rest of the text
-    again at each visit.
+    again at each visit. The search is charged to ``meter`` (TimeoutError when the budget runs out).
     """
     if memo is not None:
         entry = memo.get(key)
         if entry is not None and entry[0] <= pos and (entry[1] is None or entry[1].start() >= pos):
             return entry[1]
-    m = pattern.search(text, pos, partial=partial, timeout=timeout)
+    m = meter.run(pattern.search, text, pos, partial=partial)
     if memo is not None:
         memo[key] = (pos, m)
     return m
+
+
+# Literals up to this long keep a table of their proper prefixes for hold-back; longer ones are compared.
+_SHORT_LITERAL = 32
+# Watch sets with at least this many regex delimiters that start with a literal index them by it.
+_INDEX_AT = 8
+# Longest literal prefix the index keys on (a shorter key only admits more candidates).
+_INDEX_PREFIX = 16
+# Sources whose leading literals Python's parser may read differently from `regex`: fuzzy constraints
+# ({e<=1} is literal text to `re`). Inline flags that `re` does not know make it fail, which gives "".
+_PREFIX_UNSAFE = regex.compile(r"\{[^}0-9,]")
+
+
+def regex_literal_prefix(source: str) -> str:
+    """The literal text every match of ``source`` starts with (up to 16 characters), or ``""``.
+
+    Read with Python's own regex parser, like :func:`regex_first_chars`; ``""`` for anything it does not
+    read the same way as ``regex``.
+
+    >>> regex_literal_prefix(r"<f12(?:a|b)>")
+    '<f12'
+    >>> regex_literal_prefix(r"(?:<tool_call>\\s*)?<function=")
+    ''
+    """
+    if _PREFIX_UNSAFE.search(source):
+        return ""
+    try:
+        parsed = sre_parse.parse(source, re.DOTALL)
+    except Exception:  # any syntax Python's parser does not share with `regex`
+        return ""
+    if parsed.state.flags & re.IGNORECASE:
+        return ""
+    chars: list[str] = []
+    items: Any = parsed  # a SubPattern: a sequence of (op, argument)
+    for op, av in items:
+        if op is not sre_parse.LITERAL or len(chars) >= _INDEX_PREFIX:
+            break
+        chars.append(chr(av))
+    return "".join(chars)
+
+
+@dataclass(frozen=True, eq=False)
+class _PrefixIndex:
+    """Regex delimiters that start with literal text, looked up by it (see :meth:`WatchSet.scan`).
+
+    A delimiter can match, or be undecided, at a position only if its literal prefix is there (or the
+    text ends inside it), so a scan visits only the positions holding a first character of a prefix and,
+    at each, tries only the delimiters whose prefix is there: with many delimiters, a few dictionary
+    look-ups and a few searches instead of a search per delimiter. Every answer is still the delimiter's
+    own search or probe, so the result is exactly that of searching each one.
+    """
+
+    delimiters: tuple[Delimiter, ...]
+    #: (prefix length, {prefix: delimiters with that prefix, in priority order}), longest first
+    tables: tuple[tuple[int, dict[str, tuple[Delimiter, ...]]], ...]
+    #: every non-empty proper prefix of a literal prefix: text that ends there is undecided
+    partials: frozenset[str]
+    longest: int
+    first_re: Any
+    order: dict[Delimiter, int]
+
+    @classmethod
+    def build(cls, delimiters: Sequence[Delimiter], prefixes: Sequence[str]) -> _PrefixIndex:
+        by_length: dict[int, dict[str, list[Delimiter]]] = {}
+        partials: set[str] = set()
+        for d, prefix in zip(delimiters, prefixes, strict=True):
+            by_length.setdefault(len(prefix), {}).setdefault(prefix, []).append(d)
+            partials.update(prefix[:k] for k in range(1, len(prefix)))
+        tables = tuple(
+            (length, {k: tuple(v) for k, v in table.items()})
+            for length, table in sorted(by_length.items(), reverse=True)
+        )
+        firsts = sorted({p[0] for p in prefixes})
+        return cls(
+            delimiters=tuple(delimiters),
+            tables=tables,
+            partials=frozenset(partials),
+            longest=max(len(p) for p in prefixes),
+            first_re=regex.compile("[" + "".join(regex.escape(c) for c in firsts) + "]"),
+            order={d: i for i, d in enumerate(delimiters)},
+        )
+
+    def scan(
+        self, text: str, pos: int, final: bool, meter: RegexMeter, undecided: int
+    ) -> tuple[tuple[Any, ...] | None, int]:
+        """The best match of these delimiters before ``undecided`` (a tie-break key), and the new undecided."""
+        n = len(text)
+        for found in self.first_re.finditer(text, pos, min(undecided, n)):
+            p = found.start()
+            rest = n - p
+            if not final and rest < self.longest and text[p:] in self.partials:
+                return None, p  # the text ends inside a delimiter's literal start
+            candidates: list[Delimiter] = []
+            for length, table in self.tables:
+                if length <= rest:
+                    ds = table.get(text[p : p + length])
+                    if ds is not None:
+                        candidates.extend(ds)
+            if not candidates:
+                continue
+            if len(self.tables) > 1:
+                candidates.sort(key=self.order.__getitem__)
+            best: Any = None
+            winner: Delimiter | None = None
+            for d in candidates:
+                try:
+                    if not final and meter.run(d.probe.match, text, p, partial=True) is not None:
+                        return None, p
+                    m = meter.run(d.pattern.match, text, p)
+                except TimeoutError:
+                    raise d._timeout_error(meter) from None
+                if m is not None and (best is None or m.end() > best.end()):
+                    best, winner = m, d
+            if winner is not None:
+                return (p, p - best.end(), *_priority(winner), best, winner), undecided
+        return None, undecided
 
 
 @dataclass(frozen=True, eq=False)
 class WatchSet:
     """The delimiters watched in one parser state, compiled for a fast combined scan.
 
-    All literal delimiters share one alternation (longest first) and one table of proper prefixes; regex
-    delimiters are searched one by one. Tie-breaking follows docs/spec.md, section 4: earliest start,
+    All literal delimiters share one alternation (longest first) and one hold-back check (a table of the
+    proper prefixes of short literals, a comparison at each possible start for long ones); regex delimiters are searched one by one, or, when
+    many start with literal text, looked up by it (:class:`_PrefixIndex`), so that a scan costs a few
+    searches however many delimiters are watched. Tie-breaking follows docs/spec.md, section 4: earliest start,
     then the longer match, then an open before a close, then the field whose name sorts first.
     """
 
@@ -479,10 +752,16 @@ class WatchSet:
     literal_re: Any = None
     # literal text -> the delimiter that wins when that literal matches
     literal_owner: dict[str, Delimiter] = field(default_factory=dict)
+    #: Every proper prefix of the short literals (at most _SHORT_LITERAL characters: a small table).
     prefixes: frozenset[str] = frozenset()
-    prefix_last_chars: frozenset[str] = frozenset()
     max_prefix: int = 0
+    #: The long literals, each with the characters of its proper prefixes: their hold-back is found by
+    #: comparing the text's tail with the literal at each place it could start (no table of prefixes).
+    long_literals: tuple[tuple[str, frozenset[str]], ...] = ()
+    #: The characters a proper prefix of a literal can end with (a cheap test before the hold-back check).
+    prefix_last_chars: frozenset[str] = frozenset()
     regexes: tuple[Delimiter, ...] = ()
+    indexed: _PrefixIndex | None = None
     #: The characters a delimiter can start with (None: unknown, because of a regex that
     #: :func:`regex_first_chars` cannot bound). A chunk that contains none of them, arriving when nothing
     #: is held back and not at the start of the stream, cannot start or complete a delimiter.
@@ -490,9 +769,11 @@ class WatchSet:
     first_re: Any = None
 
     @classmethod
-    def build(cls, delimiters: Sequence[Delimiter]) -> WatchSet:
+    def build(cls, delimiters: Sequence[Delimiter], *, index_at: int = _INDEX_AT) -> WatchSet:
         owner: dict[str, Delimiter] = {}
+        last_chars: set[str] = set()
         prefixes: set[str] = set()
+        long_literals: list[tuple[str, frozenset[str]]] = []
         regexes = []
         for d in sorted(delimiters, key=_priority):
             if d.literals is None:
@@ -500,8 +781,11 @@ class WatchSet:
                 continue
             for lit in d.literals:
                 owner.setdefault(lit, d)
-                for k in range(1, len(lit)):
-                    prefixes.add(lit[:k])
+                last_chars.update(lit[:-1])
+                if len(lit) <= _SHORT_LITERAL:
+                    prefixes.update(lit[:k] for k in range(1, len(lit)))
+                else:  # linear in the literal, not quadratic
+                    long_literals.append((lit, frozenset(lit[:-1])))
         starts = {lit[0] for lit in owner}
         for d in regexes:
             starts.update(d.first_chars or "")
@@ -511,19 +795,49 @@ class WatchSet:
         if owner:
             alternation = "|".join(regex.escape(s) for s in sorted(owner, key=len, reverse=True))
             literal_re = regex.compile(alternation, FLAGS)
+        indexed = None
+        leading = {d: regex_literal_prefix(d.source) for d in regexes if isinstance(d.source, str)}
+        starting = [d for d in regexes if leading.get(d)]
+        if starting and len(starting) >= index_at:
+            indexed = _PrefixIndex.build(starting, [leading[d] for d in starting])
+            regexes = [d for d in regexes if not leading.get(d)]
         return cls(
             delimiters=tuple(delimiters),
             literal_re=literal_re,
             literal_owner=owner,
             prefixes=frozenset(prefixes),
-            prefix_last_chars=frozenset(p[-1] for p in prefixes),
             max_prefix=max((len(p) for p in prefixes), default=0),
+            long_literals=tuple(long_literals),
+            prefix_last_chars=frozenset(last_chars),
             regexes=tuple(regexes),
+            indexed=indexed,
             first_chars=first_chars,
             first_re=regex.compile(
                 "[" + "".join(regex.escape(c) for c in first_chars) + "]" if first_chars else "(?!)"
             ),
         )
+
+    def _literal_hold_back(self, text: str, pos: int) -> int:
+        """The earliest start of a suffix of ``text[pos:]`` that is a proper prefix of a literal (or _INF)."""
+        n = len(text)
+        best = _INF
+        for k in range(min(self.max_prefix, n - pos), 0, -1):
+            if text[n - k :] in self.prefixes:
+                best = n - k
+                break
+        last = text[-1]
+        for lit, chars in self.long_literals:
+            if last not in chars:
+                continue
+            stop = min(best, n)
+            first = lit[0]
+            i = text.find(first, max(pos, n - len(lit) + 1), stop)
+            while i >= 0:
+                if lit.startswith(text[i:]):
+                    best = i
+                    break
+                i = text.find(first, i + 1, stop)
+        return best
 
     def scan(
         self,
@@ -531,7 +845,7 @@ class WatchSet:
         pos: int,
         final: bool,
         skip_empty_at: int,
-        timeout: float,
+        meter: RegexMeter | float,
         memo: dict[Any, tuple[int, Any]] | None = None,
     ) -> tuple[Match | None, int]:
         """Find the next boundary in ``text[pos:]`` that no further input can change.
@@ -540,24 +854,30 @@ class WatchSet:
         the first position from which more input could still produce or change a match (text before it
         and before ``match`` can be routed now). With ``final`` the text is complete: nothing is
         undecided and ``undecided`` is ``len(text)``. ``memo`` (for scans of one unchanged ``text``) keeps
-        each pattern's last search so that a later scan of the same text reuses it.
+        each pattern's last search so that a later scan of the same text reuses it. ``meter`` is charged
+        with every search (a number: a per-search timeout in seconds, nothing else bounded).
         """
+        if not isinstance(meter, RegexMeter):
+            meter = RegexMeter.unlimited(meter)
         best: tuple[Any, ...] | None = None
         undecided = _INF
         n = len(text)
         if self.literal_re is not None:
-            m = _memo_search(self.literal_re, self, text, pos, timeout, memo)
-            if m is not None:
-                d = self.literal_owner[m.group()]
-                best = (m.start(), m.start() - m.end(), *_priority(d), m, d)
-            if not final and text and text[-1] in self.prefix_last_chars:
-                # The earliest start of a suffix that is a proper prefix of some literal.
-                for k in range(min(self.max_prefix, n - pos), 0, -1):
-                    if text[n - k :] in self.prefixes:
-                        undecided = n - k
-                        break
+            try:
+                m = _memo_search(self.literal_re, self, text, pos, meter, memo)
+                if m is not None:
+                    d = self.literal_owner[m.group()]
+                    best = (m.start(), m.start() - m.end(), *_priority(d), m, d)
+                if not final and text and text[-1] in self.prefix_last_chars:
+                    undecided = self._literal_hold_back(text, pos)
+            except TimeoutError:  # pragma: no cover - literal alternations are linear
+                raise self.delimiters[0]._timeout_error(meter) from None
+        if self.indexed is not None:
+            found, undecided = self.indexed.scan(text, pos, final, meter, undecided)
+            if found is not None and (best is None or found[:4] < best[:4]):
+                best = found
         for d in self.regexes:
-            m, u = d.find_regex(text, pos, final, skip_empty_at, timeout, memo)
+            m, u = d.find_regex(text, pos, final, skip_empty_at, meter, memo)
             if u < undecided:
                 undecided = u
             if m is not None:

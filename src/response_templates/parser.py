@@ -57,24 +57,34 @@ from __future__ import annotations
 
 import codecs
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 from .assembly import MessageAssembler
-from .errors import ParseError, ParserStateError, ResponseTemplateError
+from .errors import AnchorNotFoundError, ParseError, ParserStateError, ResponseTemplateError
 from .events import ParserEvent
 from .jsonlex.end import JsonEnd
 from .language import FieldSpec, ResponseTemplate, load_template
-from .matching import Match, WatchSet
+from .matching import Match, RegexBudget, RegexMeter, WatchSet
 from .tools import tool_parameters
 from .values import ValuePipeline
 
-__all__ = ["ResponseParser", "parse_response"]
+__all__ = ["MAX_ERRORS", "ParsedMessage", "ResponseParser", "parse_response"]
 
 logger = logging.getLogger("response_templates")
 
 #: A request's tools, as ``ResponseParser`` and ``parse_response`` take them.
 Tools = Sequence[Mapping[str, Any] | Callable[..., Any]]
+
+#: What ``errors=`` takes: raise a ParseError (the default), or keep the text that did not parse.
+ErrorPolicy = Literal["raise", "keep"]
+#: What ``missing_anchor=`` takes: raise AnchorNotFoundError (the default), or parse the whole prefix.
+AnchorPolicy = Literal["raise", "parse"]
+
+#: At most this many errors are stored (``parser.errors``, ``ParsedMessage.errors``); later ones are only
+#: counted (``errors_dropped``), so that a long stream of failing regions keeps bounded memory.
+MAX_ERRORS = 100
 
 # Pending (held-back) text longer than this is re-scanned only after it has grown by half its length,
 # which keeps the total work linear even when a regex delimiter stays undecided for a long time.
@@ -91,6 +101,96 @@ def _tool_params(tools: Tools | _ToolParams | None) -> _ToolParams:
     # tool_parameters checks each tool (a mapping or a function) and says which one is malformed.
     tool_list: Any = tools
     return _ToolParams(tool_parameters(tool_list))
+
+
+class ParsedMessage(dict[str, Any]):
+    """A parsed message: the message ``dict``, plus the errors met while parsing it.
+
+    It compares, prints, serializes (``json.dumps``) and pickles like the plain dict it is. ``errors``
+    lists the :class:`~response_templates.ParseError` of every region that did not parse, in stream
+    order (empty when everything parsed); with ``errors="keep"`` this is how a caller learns that some
+    text is in the message unparsed. At most :data:`MAX_ERRORS` are listed; ``errors_dropped`` counts
+    the rest.
+
+    >>> import response_templates as rt
+    >>> message = rt.ParsedMessage({"content": "hi"})
+    >>> message, message.errors, message == {"content": "hi"}
+    ({'content': 'hi'}, [], True)
+    """
+
+    def __init__(
+        self,
+        message: Mapping[str, Any] | None = None,
+        errors: Iterable[ParseError] = (),
+        errors_dropped: int = 0,
+    ) -> None:
+        super().__init__(message or {})
+        #: The errors, in stream order (see the class documentation).
+        self.errors: list[ParseError] = list(errors)
+        #: How many errors beyond :data:`MAX_ERRORS` were not kept.
+        self.errors_dropped = errors_dropped
+
+
+def _check_policy(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        choices = " or ".join(repr(a) for a in allowed)
+        raise ResponseTemplateError(f"{name} must be {choices}, got {value!r}")
+
+
+def _detach(exc: BaseException) -> None:
+    """Drop the tracebacks of a stored error and of its causes: their frames hold whole buffers."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        current.__traceback__ = None
+        context = current.__context__
+        if context is not None and context is not current.__cause__:
+            context.__traceback__ = None
+        current = current.__cause__
+
+
+def _anchor_not_found(template: ResponseTemplate, prefix: str) -> AnchorNotFoundError:
+    source = template.source
+    key = "start_anchor" if "start_anchor" in source else "start_anchor_pattern"
+    anchor = source.get(key)
+    end = prefix[-80:]
+    shown = ("..." if len(prefix) > len(end) else "") + repr(end)
+    message = (
+        f"the prefix does not contain the start anchor ({key} {anchor!r}), so where the assistant message "
+        f"begins is unknown and the whole prompt would be read as model output; the prefix ends with {shown}."
+    )
+    for literal in template.start_anchor.literals or ():
+        stripped = literal.rstrip()
+        if stripped and stripped != literal and prefix.endswith(stripped):
+            message += (
+                f" It ends with {stripped!r} but the anchor is {literal!r}: the prompt lost its final "
+                f"{literal[len(stripped) :]!r} (jinja2 drops a template's trailing newline unless "
+                "keep_trailing_newline=True); pass the prompt exactly as the model read it."
+            )
+            break
+    message += (
+        ' Pass the prompt the model continued (rendered with add_generation_prompt=True), prefix="" when '
+        'there is none, or missing_anchor="parse" to read the whole prefix as model output.'
+    )
+    return AnchorNotFoundError(message, anchor=anchor, prefix_end=end)
+
+
+#: Bad bytes met by the decoder of the parser that is decoding on this thread (errors="keep").
+_BAD_BYTES = threading.local()
+_KEEP_DECODING = "response_templates.keep"
+
+
+def _replace_bad_bytes(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    sink: list[tuple[bytes, int, int, str]] | None = getattr(_BAD_BYTES, "sink", None)
+    if sink is not None:
+        sink.append((bytes(exc.object), exc.start, exc.end, exc.reason))
+    return "\ufffd", exc.end
+
+
+codecs.register_error(_KEEP_DECODING, _replace_bad_bytes)
 
 
 class _Missing:
@@ -114,17 +214,21 @@ class _Region:
 
     ``body`` collects the region's text as it is routed, ``start`` is the stream offset of its first
     character, ``captures`` the open delimiter's named groups (empty for an implicit segment) and
-    ``end`` the end-finder of a ``close_json`` region (where its JSON value ends), else None.
+    ``end`` the end-finder of a ``close_json`` region (where its JSON value ends), else None, and
+    ``opener`` the open delimiter as written (kept with the text when the region fails, errors="keep").
     """
 
-    __slots__ = ("body", "captures", "end", "field", "start")
+    __slots__ = ("body", "captures", "end", "field", "opener", "start")
 
-    def __init__(self, field: FieldSpec, start: int, captures: dict[str, str], end: JsonEnd | None) -> None:
+    def __init__(
+        self, field: FieldSpec, start: int, captures: dict[str, str], end: JsonEnd | None, opener: str = ""
+    ) -> None:
         self.field = field
         self.body: list[str] = []
         self.start = start
         self.captures = captures
         self.end = end
+        self.opener = opener
 
 
 class ResponseParser:
@@ -137,18 +241,30 @@ class ResponseParser:
             :attr:`initial_events`.
         tools: the request's tools (JSON-schema dicts or typed, documented callables); tool-call
             arguments are cast by their schema when a region closes.
+        errors: ``"raise"`` (the default) or ``"keep"``: what a region that does not parse does (below).
+        missing_anchor: ``"raise"`` (the default): a non-empty prefix without the start anchor raises
+            :class:`~response_templates.errors.AnchorNotFoundError`; ``"parse"``: the whole prefix is read
+            as if the model had written it.
+        regex_budget: a :class:`~response_templates.RegexBudget` bounding the regex time of one search,
+            of one call and of the whole stream (default ``RegexBudget()``: ``regex_timeout``, 5 s, 30 s);
+            running out raises :class:`~response_templates.PatternTimeoutError`.
 
     Use :meth:`feed` for each chunk of model output (``str``, or ``bytes`` of UTF-8 that may split a
-    character anywhere) and :meth:`finalize` once at the end.
+    character anywhere) and :meth:`finalize` once at the end; it returns a :class:`ParsedMessage`.
 
-    A region that does not parse makes the call that closed it raise a
+    With ``errors="raise"``, a region that does not parse makes the call that closed it raise a
     :class:`~response_templates.ParseError` once the whole chunk has been read; the error carries all the
     events of the call (``error.events``, the failed region's ``region_close`` among them) and the region's
-    raw text, and the parser stays usable: keep feeding, then finalize. Errors so far are in :attr:`errors`.
+    raw text, and the parser stays usable: keep feeding, then finalize. With ``errors="keep"`` nothing
+    raises a ``ParseError``: the region's text, delimiters included, is kept as content (an ``unparsed``
+    event follows its ``region_close``), invalid UTF-8 becomes U+FFFD, and the error is recorded. Errors so
+    far are in :attr:`errors` (at most :data:`MAX_ERRORS`; :attr:`errors_dropped` counts the others), and
+    in the message's ``errors``. ``finalize`` always ends the parser.
     """
 
     __slots__ = (
         "_assembler",
+        "_bad_bytes",
         "_base",
         "_buf",
         "_bytes_seen",
@@ -160,7 +276,10 @@ class ResponseParser:
         "_finalized",
         "_incoming",
         "_incoming_len",
+        "_keep",
+        "_meter",
         "_pos",
+        "_raised",
         "_skip_empty_at",
         "_suspended",
         "_values",
@@ -168,6 +287,7 @@ class ResponseParser:
         "_window",
         "anchor_found",
         "errors",
+        "errors_dropped",
         "initial_events",
         "prefix_length",
         "template",
@@ -179,7 +299,12 @@ class ResponseParser:
         prefix: str = _MISSING,
         *,
         tools: Tools | None = None,
+        errors: ErrorPolicy = "raise",
+        missing_anchor: AnchorPolicy = "raise",
+        regex_budget: RegexBudget | None = None,
     ) -> None:
+        _check_policy("errors", errors, ("raise", "keep"))
+        _check_policy("missing_anchor", missing_anchor, ("raise", "parse"))
         self.template = load_template(template)
         if prefix is _MISSING or prefix is None:
             raise _missing_prefix_error()
@@ -189,6 +314,12 @@ class ResponseParser:
                 "tokenizer integration (response_templates.hf)"
             )
         t = self.template
+        # What is left of the regex budget (RegexBudget): every search of this parser is charged to it.
+        self._meter = RegexMeter(regex_budget, t.regex_timeout)
+        remainder, found = t.cut_prefix(prefix, self._meter)
+        if not found and prefix and missing_anchor == "raise":
+            raise _anchor_not_found(t, prefix)
+        self._keep = errors == "keep"
         self._values = ValuePipeline(t, _tool_params(tools))
         self._assembler = MessageAssembler(t, self._values)
         self._window = t.lookbehind_window
@@ -205,14 +336,20 @@ class ResponseParser:
         self._suspended: _Region | None = None
         self._enter(t.outside, None)
         self._finalized = False
-        self._failed: list[ParseError] = []  # regions that failed in the current call, raised at its end
+        # Regions that failed in the current call (with the stream offset where each became known), raised
+        # or recorded at its end; with errors="keep", bad bytes waiting for the parser to reach them.
+        self._failed: list[tuple[int, ParseError]] = []
+        self._bad_bytes: list[tuple[int, int, str, str]] = []  # (stream offset, byte offset, reason, raw)
+        self._raised: ResponseTemplateError | None = None  # the last error raised (keeps its traceback)
+        #: The errors so far, in stream order (at most MAX_ERRORS; see errors_dropped).
         self.errors: list[ResponseTemplateError] = []
+        #: How many errors were not stored in :attr:`errors` because it held MAX_ERRORS already.
+        self.errors_dropped = 0
         self.initial_events: list[ParserEvent] = []
-        remainder, found = t.cut_prefix(prefix)
         #: Whether the start anchor was found in the prefix (if not, the whole prefix was parsed).
         self.anchor_found = found
         if not found and prefix:
-            logger.debug("start anchor not found in the prefix; the whole prefix is parsed")
+            logger.debug("start anchor not found in the prefix; the whole prefix is parsed (missing_anchor)")
         self.prefix_length = len(remainder)
         if remainder:
             self._incoming.append(remainder)
@@ -244,6 +381,7 @@ class ResponseParser:
             if (
                 first is not None
                 and buf  # not at the start of the stream, where a '^' pattern may match anything
+                and not self._bad_bytes  # they are recorded when _run reaches them
                 and (first not in text if self._fast_re is None else not self._fast_re.search(text))
             ):
                 # Fast path: no watched delimiter can start in this chunk (see WatchSet.first_chars).
@@ -274,28 +412,50 @@ class ResponseParser:
         self._run(events, final=False)
         return events
 
-    def finalize(self) -> tuple[dict[str, Any], list[ParserEvent]]:
+    def finalize(self) -> tuple[ParsedMessage, list[ParserEvent]]:
         """End the stream: flush held-back text, close open regions, check required fields.
 
-        Returns ``(message, final_events)``.
+        Returns ``(message, final_events)``; ``message`` is a :class:`ParsedMessage`, whose ``errors``
+        lists every ``ParseError`` of the stream. With ``errors="raise"``, a failure found here (a region
+        that only the end of the stream closed, an implicit value, a required field, a character cut off)
+        raises the first of them, with this call's events and ``partial_message``: the message built from
+        everything else. Either way the parser is finished afterwards.
         """
         if self._finalized:
             raise ParserStateError("finalize() called twice: one parser follows one generation")
+        self._finalized = True  # whatever happens below, this parser has followed its generation
         events: list[ParserEvent] = []
+        failure: ParseError | None = None
         if self._decoder is not None:
-            tail = self._decode(b"", final=True)
+            try:
+                tail = self._decode(b"", final=True)
+            except ParseError as exc:  # errors="raise": a character cut off by the end of the stream
+                failure, tail = exc, ""
             if tail:
                 self._incoming.append(tail)
                 self._incoming_len += len(tail)
-        self._run(events, final=True)
-        self._finalized = True
         try:
-            message = self._assembler.message(self.prefix_length)
+            self._run(events, final=True)
+        except ParseError as exc:
+            failure = failure or exc
+        kept: list[ParseError] | None = [] if self._keep else None
+        try:
+            message = self._assembler.message(self.prefix_length, kept)
         except ParseError as exc:
             exc.events = events
-            self.errors.append(exc)
-            raise
-        return message, events
+            self._store(exc, raised=True)
+            message = exc.partial_message or {}
+            failure = failure or exc
+        for error in kept or ():
+            self._store(error, raised=False)
+        parsed = ParsedMessage(
+            message, [e for e in self.errors if isinstance(e, ParseError)], self.errors_dropped
+        )
+        if failure is not None:
+            failure.events = events
+            failure.partial_message = parsed
+            raise failure
+        return parsed, events
 
     @property
     def finalized(self) -> bool:
@@ -316,7 +476,9 @@ class ResponseParser:
 
     def _decode(self, data: bytes, final: bool) -> str:
         if self._decoder is None:
-            self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+            self._decoder = codecs.getincrementaldecoder("utf-8")(_KEEP_DECODING if self._keep else "strict")
+        if self._keep:
+            return self._decode_keeping(self._decoder, data, final)
         held = len(self._decoder.getstate()[0])
         try:
             text = self._decoder.decode(data, final)
@@ -333,10 +495,76 @@ class ResponseParser:
                 )
             err = ParseError(what, raw=data.decode("utf-8", "backslashreplace"), offset=None)
             err.events = []
-            self.errors.append(err)
+            self._store(err, raised=True)
             raise err from None
         self._bytes_seen += len(data)
         return text
+
+    def _decode_keeping(self, decoder: codecs.IncrementalDecoder, data: bytes, final: bool) -> str:
+        """errors="keep": each invalid sequence becomes U+FFFD, and waits in ``_bad_bytes`` to be recorded.
+
+        The decoder (CPython's buffered UTF-8 one) gives the same text however the bytes are split; each
+        bad sequence is remembered with the stream offset of its U+FFFD, so that ``_run`` records it in
+        stream order once the parser has read that far.
+        """
+        held = len(decoder.getstate()[0])
+        sink: list[tuple[bytes, int, int, str]] = []
+        _BAD_BYTES.sink = sink
+        try:
+            text = decoder.decode(data, final)
+        finally:
+            _BAD_BYTES.sink = None
+        if sink:
+            stream_at = self._base + len(self._buf) + self._incoming_len
+            chars = last = 0
+            for seen, start, end, reason in sink:
+                chars += len(seen[last:start].decode("utf-8", "replace"))  # valid: the decoder read it
+                at = self._bytes_seen - held + start
+                raw = seen[start:end].decode("utf-8", "backslashreplace")
+                self._bad_bytes.append((stream_at + chars, at, reason, raw))
+                chars += 1
+                last = end
+        self._bytes_seen += len(data)
+        return text
+
+    def _store(self, error: ResponseTemplateError, *, raised: bool) -> None:
+        """Add an error to :attr:`errors` (bounded: :data:`MAX_ERRORS`), without what pins memory.
+
+        Stored errors lose their tracebacks (their frames hold whole buffers and searches): only the error
+        being raised keeps its own, until the next error is stored.
+        """
+        previous = self._raised
+        if previous is not None:
+            _detach(previous)
+            self._raised = None
+        if raised:
+            self._raised = error
+            cause = error.__cause__ or error.__context__
+            if cause is not None:
+                _detach(cause)
+        else:
+            _detach(error)
+        if len(self.errors) < MAX_ERRORS:
+            self.errors.append(error)
+        else:
+            self.errors_dropped += 1
+
+    def _release_bad_bytes(self, final: bool) -> list[tuple[int, ParseError]]:
+        """The bad bytes the parser has read past, as errors (errors="keep")."""
+        reached = self._base + self._pos
+        ready = [b for b in self._bad_bytes if final or b[0] < reached]
+        if not ready:
+            return []
+        self._bad_bytes = self._bad_bytes[len(ready) :]
+        out: list[tuple[int, ParseError]] = []
+        for index, (offset, at, reason, raw) in enumerate(ready):
+            if len(self.errors) + len(out) >= MAX_ERRORS:
+                self.errors_dropped += len(ready) - index
+                break
+            out.append(
+                (offset, ParseError(f"invalid UTF-8 at byte {at} ({reason}); kept as U+FFFD", raw=raw))
+            )
+        return out
 
     # -- the scan/route loop --------------------------------------------------------------------------
 
@@ -349,31 +577,42 @@ class ResponseParser:
             self._process(events, final)
         except ResponseTemplateError as exc:
             exc.events = events
-            self.errors.extend(self._failed)
+            for _, error in self._failed:
+                self._store(error, raised=False)
             self._failed = []
-            self.errors.append(exc)
+            self._store(exc, raised=True)
             raise
         self._trim()
+        if self._bad_bytes:
+            self._failed += self._release_bad_bytes(final)
+            self._failed.sort(key=lambda item: item[0])  # stable: stream order, whatever the chunking
         if self._failed:
             # A region that does not parse is reported at the end of the call that closed it, after all of
             # the call's text was read: which call reports it then depends only on where the region ends,
             # never on how the text was split into chunks.
-            failed, self._failed = self._failed, []
+            failed = [error for _, error in self._failed]
+            self._failed = []
+            if self._keep:
+                for error in failed:
+                    self._store(error, raised=False)
+                return
             for error in failed:
                 error.events = events
-            self.errors.extend(failed)
+                self._store(error, raised=False)
             first = failed[0]
             if len(failed) > 1 and hasattr(first, "add_note"):
                 first.add_note(
                     f"({len(failed) - 1} more region(s) failed in the same call: see parser.errors)"
                 )
+            self._raised = first  # its new traceback is dropped when the next error is stored
             raise first
 
     # The hot loop: one iteration per delimiter match (or JSON value end), kept in one function so that a
     # chunk full of delimiters pays no extra calls; opening and closing regions are the helpers below.
     def _process(self, events: list[ParserEvent], final: bool) -> None:
         t = self.template
-        timeout = t.regex_timeout
+        meter = self._meter
+        meter.start_feed()  # one call (feed, finalize, the prefix): one per-feed budget
         # The buffer does not change during one call: each pattern's search is remembered (WatchSet.scan),
         # so that states visited many times in a long chunk do not search its rest again at each visit.
         memo: dict[Any, Any] = {}
@@ -396,7 +635,7 @@ class ResponseParser:
             buf = self._buf
             if watch.delimiters:
                 skip = self._skip_empty_at - self._base
-                match, undecided = watch.scan(buf, self._pos, final, skip, timeout, memo)
+                match, undecided = watch.scan(buf, self._pos, final, skip, meter, memo)
             else:
                 match, undecided = None, len(buf)
             if match is None:
@@ -451,7 +690,8 @@ class ResponseParser:
         else:
             self._close_region(events, None)
         end = JsonEnd.for_args(field.content_args) if field.close_json else None
-        self._current = _Region(field, self._base + match.end, match.captures, end)
+        opener = self._buf[match.start : match.end] if self._keep else ""
+        self._current = _Region(field, self._base + match.end, match.captures, end, opener)
         self._enter(self.template.inside[field.name], end)
         if match.captures:
             # [ours, additive] the open delimiter's named groups (a tool name in the header, say), so that
@@ -496,23 +736,39 @@ class ResponseParser:
             # Keep open/close balanced for consumers: the region closes with no value and the error; the
             # error is raised when the call ends (see _run).
             events.append({"type": "region_close", "field": field.name, "value": None, "error": exc.detail})
-            self._failed.append(exc)
+            if self._keep:
+                # Nothing is lost: the region's text as written, delimiters included, stays in the message.
+                closer = self._buf[close.start : close.end] if close is not None else ""
+                text = region.opener + raw + closer
+                events.append({"type": "unparsed", "field": field.name, "text": text, "error": exc.detail})
+                self._assembler.add_kept(text, start - len(region.opener))
+            self._failed.append((self._base + self._pos, exc))
             return
         events.append({"type": "region_close", "field": field.name, "value": value})
 
 
 def parse_response(
-    text: str | Sequence[str],
+    text: str | bytes | Sequence[str],
     template: Mapping[str, Any] | ResponseTemplate | str,
     *,
     prefix: str | Sequence[str] = _MISSING,
     tools: Tools | None = None,
-) -> dict[str, Any] | list[dict[str, Any]]:
-    """Parse one complete generation (or a batch) into a message dict.
+    errors: ErrorPolicy = "raise",
+    missing_anchor: AnchorPolicy = "raise",
+    regex_budget: RegexBudget | None = None,
+) -> ParsedMessage | list[ParsedMessage]:
+    """Parse one complete generation (or a batch) into a message dict (a :class:`ParsedMessage`).
 
-    ``text`` is a string, or a list of strings for a batch, which returns a list of messages; ``prefix``
+    ``text`` is a string (or UTF-8 bytes), or a list of strings for a batch, which returns a list of
+    messages; ``prefix``
     is then one prompt for all items or a list with one per item. ``prefix`` is required (``""`` opts
-    out). Raises :class:`~response_templates.ParseError` when the output does not fit the template.
+    out); a non-empty prefix without the start anchor raises
+    :class:`~response_templates.errors.AnchorNotFoundError` unless ``missing_anchor="parse"``.
+
+    With ``errors="raise"`` (the default), an output that does not fit the template raises
+    :class:`~response_templates.ParseError`. With ``errors="keep"`` nothing raises it: what did not parse
+    is kept as text in the message, and ``message.errors`` says what failed (docs/errors.md).
+    ``regex_budget`` (a :class:`~response_templates.RegexBudget`) bounds the regex time of each item.
 
     >>> import response_templates as rt
     >>> t = {"start_anchor": "<|im_start|>assistant\\n",
@@ -521,10 +777,30 @@ def parse_response(
     ...                 "content": {}}}
     >>> rt.parse_response('Sure.<tool_call>{"name": "f"}</tool_call>', t, prefix="")
     {'content': 'Sure.', 'tool_calls': [{'name': 'f'}]}
+    >>> kept = rt.parse_response('Sure.<tool_call>{oops}</tool_call>', t, prefix="", errors="keep")
+    >>> kept, [e.field for e in kept.errors]
+    ({'content': 'Sure.<tool_call>{oops}</tool_call>'}, ['tool_calls'])
     """
     if prefix is _MISSING or prefix is None:
         raise _missing_prefix_error()
+    _check_policy("errors", errors, ("raise", "keep"))
+    _check_policy("missing_anchor", missing_anchor, ("raise", "parse"))
     compiled = load_template(template)
+    if isinstance(text, (bytes, bytearray)) and errors == "keep":
+        if not isinstance(prefix, str):
+            raise ResponseTemplateError(
+                f"a single text needs a single string prefix, got {type(prefix).__name__}"
+            )
+        parser = ResponseParser(
+            compiled,
+            prefix,
+            tools=tools,
+            errors=errors,
+            missing_anchor=missing_anchor,
+            regex_budget=regex_budget,
+        )
+        parser.feed(bytes(text))
+        return parser.finalize()[0]
     if isinstance(text, (bytes, bytearray)):
         try:
             text = bytes(text).decode("utf-8")
@@ -535,7 +811,7 @@ def parse_response(
             raise ResponseTemplateError(
                 f"a single text needs a single string prefix, got {type(prefix).__name__}"
             )
-        return _parse_one(text, compiled, prefix, tools)
+        return _parse_one(text, compiled, prefix, tools, errors, missing_anchor, regex_budget)
     if not isinstance(text, Sequence):
         raise ResponseTemplateError(f"text must be a string or a list of strings, got {type(text).__name__}")
     if isinstance(prefix, str):
@@ -550,7 +826,9 @@ def parse_response(
     results = []
     for index, (item, item_prefix) in enumerate(zip(text, prefixes, strict=True)):
         try:
-            results.append(_parse_one(item, compiled, item_prefix, params))
+            results.append(
+                _parse_one(item, compiled, item_prefix, params, errors, missing_anchor, regex_budget)
+            )
         except ResponseTemplateError as exc:
             exc.index = index
             if hasattr(exc, "add_note"):
@@ -560,12 +838,25 @@ def parse_response(
 
 
 def _parse_one(
-    text: Any, template: ResponseTemplate, prefix: str, tools: Tools | _ToolParams | None
-) -> dict[str, Any]:
+    text: Any,
+    template: ResponseTemplate,
+    prefix: str,
+    tools: Tools | _ToolParams | None,
+    errors: ErrorPolicy,
+    missing_anchor: AnchorPolicy,
+    regex_budget: RegexBudget | None = None,
+) -> ParsedMessage:
     if not isinstance(text, str):
         raise ResponseTemplateError(f"each text must be a string, got {type(text).__name__}")
     tool_arg: Any = tools  # a batch's _ToolParams: ResponseParser takes them as they are
-    parser = ResponseParser(template, prefix, tools=tool_arg)
+    parser = ResponseParser(
+        template,
+        prefix,
+        tools=tool_arg,
+        errors=errors,
+        missing_anchor=missing_anchor,
+        regex_budget=regex_budget,
+    )
     # The whole text is known: read it in finalize's single pass over complete text (no hold-back to
     # decide, every search remembered), which gives what feeding it and then finalizing gives.
     if text:

@@ -1,6 +1,7 @@
 """The built-in model library, by name, model id or chat template (``rt.templates``).
 
-Thin entry points into :mod:`response_templates.library`, plus the names of the template language that
+Thin entry points into :mod:`response_templates.library` and :mod:`response_templates.export`
+(:func:`export`: a template in the vocabulary of transformers, vLLM or SGLang), plus the names of the template language that
 users reach through this namespace (:func:`load_template`, and :data:`EXTENSIONS`: extension name -> what
 it adds, read from the extension registry of :mod:`response_templates.language`).
 
@@ -13,14 +14,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import export as _export
 from . import library
+from .export import ExportError, ExportResult
 from .language import EXTENSIONS, FieldSpec, ResponseTemplate, load_template
 
 __all__ = [
     "EXTENSIONS",
+    "ExportError",
+    "ExportResult",
     "FieldSpec",
     "ResponseTemplate",
     "detect",
+    "detect_all",
+    "export",
     "for_model",
     "get",
     "load_template",
@@ -73,3 +80,29 @@ def detect(chat_template: Any) -> ResponseTemplate:
     True
     """
     return library.detect(chat_template)
+
+
+def detect_all(chat_template: Any) -> list[library.Candidate]:
+    """Every library family whose markers a chat template renders, best first, with confidence and evidence.
+
+    >>> import response_templates as rt
+    >>> best = rt.templates.detect_all("<|im_start|>{{ m.content }}<|im_end|>{% if tools %}<tool_call>{% endif %}")[0]
+    >>> best.family.name, best.confidence
+    ('hermes', 1.0)
+    """
+    return library.detect_all(chat_template)
+
+
+def export(name_or_template: Any, target: str = "transformers") -> ExportResult:
+    """A template as the ``response_template`` JSON of ``target``: ``"transformers"``, ``"vllm"`` or ``"sglang"``.
+
+    ``name_or_template`` is a family name, a model id, template data or a compiled template. What the
+    target cannot express raises :class:`ExportError` naming the field, the key and the target; an
+    approximation is exported with warnings saying which outputs read differently (docs/export.md).
+
+    >>> import response_templates as rt
+    >>> result = rt.templates.export("Qwen/Qwen3-8B", target="sglang")
+    >>> result.verdict, sorted(result.template["fields"])
+    ('exportable', ['content', 'thinking', 'tool_calls'])
+    """
+    return _export.export(name_or_template, target)

@@ -71,9 +71,9 @@ class ToolSpecError(ResponseTemplateError):
 # * the summary is everything before the first "Args:", "Returns:" or "Raises:" anywhere in the text;
 # * a section starts at a line that is just "Args:" (or "Returns:") with nothing after the colon, and
 #   runs to the next "Returns:"/"Raises:" (for Args) or "Raises:" (for Returns), wherever that is;
-# * inside Args, an entry starts at a line "<indent><word>:"; it runs until the next line that is not
-#   indented deeper than the entry and also reads "<spaces><word>:". Lines before the first entry are
-#   ignored. Line breaks in an entry collapse to single spaces.
+# * inside Args, an entry starts at a line "<indent><word>:" or "<indent><word> (<type>):" (the type note
+#   is skipped); it runs until the next line that is not indented deeper than the entry and also reads
+#   that way. Lines before the first entry are ignored. Line breaks in an entry collapse to single spaces.
 
 _SUMMARY_ENDS = ("Args:", "Returns:", "Raises:")
 _ARGS_ENDS = ("Returns:", "Raises:")
@@ -106,8 +106,28 @@ def _section_start(doc: str, header: str) -> int | None:
     return None
 
 
+def _type_note_end(block: str, start: int) -> int | None:
+    """Index after a ``(type)`` note starting at ``start`` (spaces or tabs, then parentheses with no
+    parenthesis or newline inside), or ``None`` when there is none."""
+    end = len(block)
+    at = start
+    while at < end and block[at] in " \t":
+        at += 1
+    if at == end or block[at] != "(":
+        return None
+    close = at + 1
+    while close < end and block[close] not in "()\n":
+        close += 1
+    if close == end or block[close] != ")":
+        return None
+    return close + 1
+
+
 def _entry_head(block: str, line: int) -> tuple[str, str, int] | None:
-    """``(indent, name, index after the colon)`` if the line starting at ``line`` opens an argument entry."""
+    """``(indent, name, index after the colon)`` if the line starting at ``line`` opens an argument entry.
+
+    The name may be followed by a type note, ``x (int): ...``; the note is skipped (the type comes from the
+    annotation)."""
     end = len(block)
     start = line
     while start < end and block[start] in " \t":
@@ -115,9 +135,17 @@ def _entry_head(block: str, line: int) -> tuple[str, str, int] | None:
     stop = start
     while stop < end and (block[stop].isalnum() or block[stop] == "_"):
         stop += 1
-    if stop in (start, end) or block[stop] != ":":
+    if stop in (start, end):
         return None
-    return block[line:start], block[start:stop], stop + 1
+    colon = stop
+    if block[colon] != ":":
+        note_end = _type_note_end(block, stop)
+        if note_end is None:
+            return None
+        colon = note_end
+    if colon == end or block[colon] != ":":
+        return None
+    return block[line:start], block[start:stop], colon + 1
 
 
 def _entry_end(block: str, start: int, indent: str) -> int:

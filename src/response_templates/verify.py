@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ResponseTemplateError
 from .language import ResponseTemplate, load_template
-from .parser import parse_response
+from .parser import _anchor_not_found, parse_response
 
 if TYPE_CHECKING:  # jinja2 is an optional dependency, imported when a chat template is rendered
     from jinja2 import Template
@@ -616,6 +616,11 @@ def _run_case(case: Case, o: _Options, kwargs: Mapping[str, Any]) -> CaseResult:
         result.problem = f"the chat template failed to render: {type(exc).__name__}: {exc}"
         return result
     result.prefix = prompt
+    if not o.template.cut_prefix(prompt)[1]:
+        # A misspelled anchor, or one the chat template never writes: parsing would read the whole prompt.
+        result.status = "fail"
+        result.problem = f"the generation prompt has no start anchor: {_anchor_not_found(o.template, prompt)}"
+        return result
     shared = _shared_prefix(prompt, full)
     tail, turn = prompt[shared:], full[shared:]
     if tail:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import response_templates as rt
+from cli_runs import run
 from response_templates import cli, demo
 
 DATA = Path(demo.__file__).parent / "data"
@@ -20,13 +21,6 @@ TEMPLATE = DATA / demo.TEMPLATE_FILE
 PROMPT = DATA / demo.PROMPT_FILE
 OUTPUT = DATA / demo.OUTPUT_FILE
 TOOLS = DATA / demo.TOOLS_FILE
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: Any) -> tuple[int, str, str]:
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 def set_stdin(monkeypatch: pytest.MonkeyPatch, text: str, *, binary: bool = True) -> None:
@@ -134,7 +128,16 @@ def test_prefix_without_anchor_warns(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     set_stdin(monkeypatch, "hello")
-    code, out, err = run(capsys, "parse", "-t", TEMPLATE, "--prefix-text", "<|im_start|>assistant\\n")
+    code, out, err = run(
+        capsys,
+        "parse",
+        "-t",
+        TEMPLATE,
+        "--prefix-text",
+        "<|im_start|>assistant\\n",
+        "--missing-anchor",
+        "parse",
+    )
     assert code == 0
     assert "warning: the start anchor" in err
     assert "backslash" in err  # the hint about a literal \n typed on the shell

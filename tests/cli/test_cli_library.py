@@ -5,22 +5,14 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import response_templates as rt
-from response_templates import cli
+from cli_runs import run
 
 CHAT_TEMPLATES = Path(__file__).resolve().parents[1] / "data" / "chat_templates"
 QWEN3_CODER = CHAT_TEMPLATES / "Qwen3-Coder.jinja"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: Any) -> tuple[int, str, str]:
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 @pytest.fixture
@@ -75,7 +67,7 @@ def test_detect(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, _ = run(capsys, "detect", config, "--json")
     assert json.loads(out) == {
         "name": "qwen3-coder", "title": rt.library.family("qwen3-coder").title, "status": "supported",
-        "matched_by": "fingerprint",
+        "matched_by": "fingerprint", "confidence": 1.0,
     }  # fmt: skip
     code, out, err = run(capsys, "detect", CHAT_TEMPLATES / "Apertus-8B-Instruct.jinja")
     assert code == 0 and out.startswith("apertus") and "needs" not in err

@@ -5,7 +5,8 @@ A case is a response template, a prefix, a model output and optionally ``tools``
 case names a ``difference`` the two implementations must agree exactly (same message, with the
 same value types) or both raise. A case with ``difference="<slug>"`` documents an intended
 deviation from the reference (see ``docs/differences.md``): ours must give ``expected`` and the
-reference must give something else.
+reference must give something else. ``events_difference="<slug>"`` marks a case whose messages agree
+but whose region events differ by a documented difference.
 
 ``error`` names the exception class (from ``response_templates``) that ours must raise when the
 case is an error case; the reference must raise too (``ValueError`` or ``KeyError``).
@@ -45,6 +46,9 @@ class Case:
     # A disagreement with the reference that docs/spec.md does not list yet: the reference test is an
     # expected failure (strict) until the lead either documents it as a difference or changes ours.
     pending: str | None = None
+    # The messages agree but the region events do not, for the documented difference with this slug
+    # (docs/differences.md): the events test then checks that they really differ.
+    events_difference: str | None = None
 
     @property
     def category(self) -> str:
@@ -1672,16 +1676,30 @@ case(
     'get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
     prefix=CHATML + '<tool_call>\n{"name": "',
 )
-case("prefix/anchor-not-found-whole-prefix", QWEN3, "world", prefix="Hello ")
+case(
+    "prefix/anchor-not-found-whole-prefix",
+    QWEN3,
+    "world",
+    prefix="Hello ",
+    difference="anchor-required",
+    expected=Raises("AnchorNotFoundError"),
+)
 case(
     "prefix/anchor-not-found-with-think",
     QWEN3,
     "thought</think>answer",
     prefix="<|im_start|>user\nq<|im_end|>\n<think>",
-    difference="implicit-concat",
-    expected=msg(content="<|im_start|>user\nq\nanswer", reasoning_content="thought"),
+    difference="anchor-required",
+    expected=Raises("AnchorNotFoundError"),
 )
-case("prefix/anchor-truncated-not-found", QWEN3, "x", prefix="<|im_start|>assist")
+case(
+    "prefix/anchor-truncated-not-found",
+    QWEN3,
+    "x",
+    prefix="<|im_start|>assist",
+    difference="anchor-required",
+    expected=Raises("AnchorNotFoundError"),
+)
 case(
     "prefix/anchor-last-occurrence",
     QWEN3,
@@ -2270,7 +2288,7 @@ case(
     expected=Raises("ParseError"),
 )
 case(
-    "difference/close-captures-in-transform",
+    "feature/close-captures-in-transform",
     tpl(
         {
             "calls": {
@@ -2282,11 +2300,9 @@ case(
         }
     ),
     "<call f>body</call id=12>",
-    difference="close-captures",
-    expected=msg(calls=[{"name": "f", "id": "12", "text": "body"}]),
 )
 case(
-    "difference/close-captures-only-close",
+    "feature/close-captures-only-close",
     tpl(
         {
             "v": {
@@ -2297,8 +2313,6 @@ case(
         }
     ),
     "<v>x</v:end>",
-    difference="close-captures",
-    expected=msg(v={"tag": "end", "value": "x"}),
 )
 case(
     "difference/required-after-drop-whitespace",
@@ -2426,8 +2440,8 @@ case(
     QWEN3,
     "ant\nHello",
     prefix="<|im_start|>user\nq<|im_end|>\n<|im_start|>assist",
-    difference="implicit-concat",
-    expected=msg(content="<|im_start|>user\nq\n<|im_start|>assistant\nHello"),
+    difference="anchor-required",
+    expected=Raises("AnchorNotFoundError"),
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -2594,7 +2608,7 @@ case(
     "stream/dollar-before-newline-at-prefix-end",
     tpl({"m": {"open": "<m>", "close_pattern": r"</m>|$"}, "content": {}}),
     "more</m>after",
-    prefix="<m>x\n",
+    prefix=CHATML + "<m>x\n",
 )
 case(
     "tools/number-big-integer-text",
@@ -4538,6 +4552,358 @@ case(
 
 
 # ---------------------------------------------------------------------------------------------
+# ref524/: behaviour that changed in transformers 5.24 (the reference these cases run against).
+# Where 5.23 read the template differently, its result is recorded in the case's notes (5.23 is
+# not installed for the suite).
+# ---------------------------------------------------------------------------------------------
+
+_CALL_OPEN_CLOSE = {
+    "open_pattern": r"<call (?P<name>\w+)>",
+    "close_pattern": r"</call(?: (?P<name>\w+))?(?: id=(?P<cid>\d+))?>",
+    "repeats": True,
+    "transform": {"name": "{name}", "id": "{cid}", "text": "{content}"},
+}
+case(
+    "ref524/close-capture-overrides-open-capture",
+    tpl({"calls": _CALL_OPEN_CLOSE}),
+    "<call f>a</call g id=1><call h>b</call id=2>",
+)
+case(
+    "ref524/close-capture-not-participating-keeps-open-capture",
+    tpl({"calls": {**_CALL_OPEN_CLOSE, "transform": {"name": "{name}", "text": "{content}"}}}),
+    "<call f>a</call><call h>b</call id=2>",
+)
+case(
+    "ref524/close-capture-named-content-loses-to-content",
+    tpl({"v": {"open": "<v>", "close_pattern": r"</v (?P<content>\w+)>", "transform": {"c": "{content}"}}}),
+    "<v>body</v tail>",
+)
+case(
+    "ref524/close-capture-with-transform-each",
+    tpl(
+        {
+            "calls": {
+                "open": "<calls>",
+                "close_pattern": r"</calls (?P<batch>\w+)>",
+                "content": "json",
+                "transform_each": True,
+                "transform": {"name": "{name}", "batch": "{batch}"},
+            }
+        }
+    ),
+    '<calls>[{"name": "a"}, {"name": "b", "batch": "own"}]</calls b7>',
+)
+case(
+    "ref524/close-capture-in-open-and-close-pattern-with-tool-call",
+    tpl(
+        {
+            "tool_calls": {
+                "open_pattern": r"<invoke name=\"(?P<name>[^\"]+)\">",
+                "close_pattern": r"</invoke id=\"(?P<id>[^\"]+)\">",
+                "repeats": True,
+                "content": "json",
+                "transform": {
+                    "type": "function",
+                    "id": "{id}",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
+            },
+            "content": {},
+        }
+    ),
+    'Sure.<invoke name="get">{"q": 1}</invoke id="c1">',
+)
+case(
+    "ref524/dollar-close-before-final-newline",
+    tpl({"m": {"open": "<m>", "close_pattern": r"</m>|$"}, "content": {}}),
+    "<m>one\ntwo\n",
+)
+case(
+    "ref524/dollar-close-newline-then-more",
+    tpl({"m": {"open": "<m>", "close_pattern": r"</m>|$"}, "content": {}}),
+    "<m>x\nmore</m>after",
+)
+case(
+    "ref524/newline-dollar-close",
+    tpl({"r": {"open": "<r>", "close_pattern": r"\n$"}, "content": {}}),
+    "<r>one\ntwo\n",
+)
+case(
+    "ref524/negative-lookahead-close",
+    tpl({"r": {"open": "<r>", "close_pattern": r"x(?!yz)"}, "content": {}}),
+    "<r>axyz then x.",
+)
+case(
+    "ref524/positive-lookahead-close",
+    tpl(
+        {
+            "r": {"open": "<r>", "close_pattern": r"(?=<tool_call>)|</r>"},
+            "tool_calls": HERMES_CALL,
+            "content": {},
+        }
+    ),
+    '<r>plan<tool_call>{"name": "f", "arguments": {}}</tool_call>done',
+)
+case(
+    "ref524/lookahead-close-at-every-split",
+    tpl({"r": {"open": "<r>", "close_pattern": r"\n(?=\S)"}, "content": {}}),
+    "<r>a\n b\n\nc\nd",
+)
+case(
+    "ref524/unquoted-keys-spaced-around",
+    one("json", {"unquoted_keys": True}),
+    "<v>{ a : 1,\n  b\t:\t[2] }</v>",
+)
+case(
+    "ref524/unquoted-keys-key-like-text-in-string",
+    one("json", {"unquoted_keys": True}),
+    '<v>{code: "{x:1}", b: "p, q: r"}</v>',
+)
+case(
+    "ref524/unquoted-keys-escaped-quote-in-string",
+    one("json", {"unquoted_keys": True}),
+    '<v>{a: "say \\"{b:1}\\", c:2"}</v>',
+)
+case(
+    "ref524/unquoted-keys-in-string-delims",
+    one("json", {"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']]}),
+    '<v>{a:<|"|>{b:1},c:2<|"|>, d: 3}</v>',
+)
+_P_TAGS = {
+    "tag_pattern": r"<p=(?P<key>\w+)>(?P<value>.*?)</p>",
+    "merge_duplicates": True,
+    "value_parser": {"name": "json"},
+}
+case("ref524/xml-merge-wraps-list-values", one("xml-inline", _P_TAGS), "<v><p=a>[1]</p><p=a>[2]</p></v>")
+case(
+    "ref524/xml-merge-list-then-scalar",
+    one("xml-inline", _P_TAGS),
+    "<v><p=a>[1, 2]</p><p=b>0</p><p=a>3</p><p=a>[]</p></v>",
+)
+case(
+    "ref524/xml-merge-single-list-stays",
+    one("xml-inline", _P_TAGS),
+    "<v><p=a>[1, 2]</p></v>",
+)
+
+# ---------------------------------------------------------------------------------------------
+# implicit/: the implicit field with `repeats` (one item per segment, `join` joins them) and with a
+# context-bound zero-width close (`$`, a lookahead), as transformers 5.24 reads them.
+# ---------------------------------------------------------------------------------------------
+
+_T = {"open": "<t>", "close": "</t>", "repeats": True}
+
+
+def _implicit(content: dict, **other: Any) -> dict:
+    return tpl({"t": _T, **other, "content": content})
+
+
+case("implicit/repeats-join-space", _implicit({"repeats": True, "join": " "}), "a<t>x</t>b<t>y</t>c")
+case("implicit/repeats-list", _implicit({"repeats": True}), "a<t>x</t>b<t>y</t>c")
+case("implicit/repeats-whitespace-segment", _implicit({"repeats": True}), "a<t>x</t>\n<t>y</t>c")
+case(
+    "implicit/repeats-join-whitespace-segment",
+    _implicit({"repeats": True, "join": "|"}),
+    "a<t>x</t> <t>y</t>c",
+)
+case("implicit/repeats-touching-regions", _implicit({"repeats": True}), "a<t>x</t><t>y</t>c")
+case("implicit/repeats-single-segment", _implicit({"repeats": True, "join": " "}), "<t>x</t>only")
+case("implicit/repeats-no-segment", _implicit({"repeats": True}), "<t>x</t>")
+case("implicit/repeats-only-whitespace", _implicit({"repeats": True}), " \n ")
+case(
+    "implicit/repeats-strip-false",
+    _implicit({"repeats": True, "content_args": {"strip": False}}),
+    " a <t>x</t> b ",
+)
+case("implicit/repeats-int", _implicit({"repeats": True, "content": "int"}), "1<t>x</t> 2 ")
+case(
+    "implicit/repeats-int-whitespace-segment-fails",
+    _implicit({"repeats": True, "content": "int"}),
+    "1<t>x</t> <t>y</t>2",
+    error="ParseError",
+)
+case(
+    "implicit/repeats-join-needs-strings",
+    _implicit({"repeats": True, "join": ",", "content": "int"}),
+    "1<t>x</t>2",
+    error="ParseError",
+)
+case("implicit/repeats-json", _implicit({"repeats": True, "content": "json"}), '{"a": 1}<t>x</t>[2]')
+case(
+    "implicit/repeats-with-close",
+    _implicit({"repeats": True, "close": "<|im_end|>"}),
+    "a<|im_end|>b<t>x</t>c",
+)
+case(
+    "implicit/repeats-segment-in-prefix",
+    _implicit({"repeats": True, "join": " "}),
+    "b<t>y</t>c",
+    prefix=CHATML + "a<t>x</t>",
+)
+case(
+    "implicit/repeats-close-captures-per-segment",
+    _implicit(
+        {
+            "repeats": True,
+            "close_pattern": r"<end (?P<k>\w+)>",
+            "transform": {"k": "{k}", "text": "{content}"},
+        }
+    ),
+    "a<end 1>b<end 2>",
+)
+case(
+    "implicit/repeats-with-tool-calls",
+    tpl({"reasoning_content": THINK, "tool_calls": HERMES_CALL, "content": {"repeats": True, "join": "\n"}}),
+    '<think>plan</think>First.<tool_call>{"name": "f", "arguments": {}}</tool_call>Then.',
+)
+case("implicit/close-dollar", _implicit({"close_pattern": "$"}), "<t>x</t>answer")
+case(
+    "implicit/close-dollar-final-newline",
+    _implicit({"close_pattern": "$"}),
+    "answer\n",
+    events_difference="empty-delimiters",
+)
+case(
+    "implicit/close-dollar-strip-false",
+    _implicit({"close_pattern": "$", "content_args": {"strip": False}}),
+    "answer\n",
+    events_difference="empty-delimiters",
+)
+case(
+    "implicit/close-dollar-repeats",
+    _implicit({"close_pattern": "$", "repeats": True}),
+    "a<t>x</t>b\n",
+    events_difference="empty-delimiters",
+)
+case(
+    "implicit/close-dollar-repeats-join",
+    _implicit({"close_pattern": "$", "repeats": True, "join": " "}),
+    "a<t>x</t>b\n",
+    events_difference="empty-delimiters",
+)
+_TRL_CLOSE = r"<\|im_end\|>\s*|$"
+case("implicit/close-trl-im-end", _implicit({"close_pattern": _TRL_CLOSE}), "<t>x</t>Answer.<|im_end|>\n")
+case("implicit/close-trl-end-of-text", _implicit({"close_pattern": _TRL_CLOSE}), "<t>x</t>Answer.")
+case(
+    "implicit/close-trl-end-of-text-newline",
+    _implicit({"close_pattern": _TRL_CLOSE}),
+    "<t>x</t>Answer.\n",
+    events_difference="empty-delimiters",
+)
+case(
+    "implicit/close-trl-qwen3",
+    tpl({"reasoning_content": THINK, "tool_calls": HERMES_CALL, "content": {"close_pattern": _TRL_CLOSE}}),
+    '<think>plan</think>\n\n<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call><|im_end|>\n',
+)
+case(
+    "implicit/close-trl-repeats",
+    _implicit({"close_pattern": _TRL_CLOSE, "repeats": True}),
+    "one<|im_end|>\ntwo<t>x</t>three",
+)
+case(
+    "implicit/close-lookahead",
+    tpl({"tool_calls": HERMES_CALL, "content": {"close_pattern": "(?=<tool_call>)"}}),
+    'Let me call.<tool_call>{"name": "f", "arguments": {}}</tool_call>',
+)
+case(
+    "implicit/close-lookahead-repeats",
+    tpl({"tool_calls": HERMES_CALL, "content": {"close_pattern": "(?=<tool_call>)", "repeats": True}}),
+    'A.<tool_call>{"name": "f", "arguments": {}}</tool_call>B.<tool_call>{"name": "g", "arguments": {}}</tool_call>C.',
+)
+case(
+    "difference/zero-width-close-keeps-reading",
+    _implicit({"close_pattern": r"(?=\n)"}),
+    "one\ntwo\n\nthree",
+    difference="empty-delimiters",
+    expected=msg(content="one\ntwo\n\nthree"),
+    notes="the reference stops reading after the second zero-width close and returns 'one'",
+)
+case(
+    "difference/zero-width-close-keeps-reading-repeats",
+    _implicit({"close_pattern": r"(?=\n)", "repeats": True}),
+    "x\ny",
+    difference="empty-delimiters",
+    expected=msg(content=["x", "y"]),
+    notes="the reference returns ['x']",
+)
+case(
+    "difference/zero-width-close-final-newline-after-region",
+    _implicit({"close_pattern": "$", "repeats": True}),
+    "a<t>x</t>\n",
+    difference="empty-delimiters",
+    expected=msg(t=["x"], content=["a", ""]),
+    notes="the reference does not read the final newline after the region and returns ['a']",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# args/: content_args that cannot change the result are read as the reference reads them (ignored,
+# and reported by lint); xml-inline tag patterns without a value group (flag tags).
+# ---------------------------------------------------------------------------------------------
+
+case("args/float-strip-false", one("float", {"strip": False}), "<v> 2.5\n</v>")
+case("args/int-unknown-arg", one("int", {"base": 16}), "<v>10</v>")
+case("args/bool-strip-false-exact-word", one("bool", {"strip": False}), "<v>true</v>")
+case(
+    "difference/bool-strip-false-keeps-whitespace",
+    one("bool", {"strip": False}),
+    "<v> true</v>",
+    difference="strict-bool",
+    expected=Raises("ParseError"),
+    notes="the reference reads ' true' (not stripped) as False",
+)
+case("args/json-strip-without-allow-non-json", one("json", {"strip": False}), '<v> {"a": 1}\n</v>')
+case(
+    "args/json-allow-non-json-strip-false-valid",
+    one("json", {"allow_non_json": True, "strip": False}),
+    "<v> [1] </v>",
+)
+case("args/json-unknown-arg", one("json", {"unquoted_key": True}), '<v>{"a": 1}</v>')
+case("args/text-unknown-arg", tpl({"content": {"content_args": {"strip": False, "lang": "en"}}}), " text ")
+case("args/kv-lines-unknown-arg", one("kv-lines", {"merge_duplicates": True}), "<v>a: 1\na: 2</v>")
+case(
+    "args/value-parser-extra-key",
+    one("kv-lines", {"value_parser": {"name": "int", "note": "counts"}}),
+    "<v>a: 1\nb: 2</v>",
+)
+case(
+    "args/value-parser-unknown-arg",
+    one("kv-lines", {"value_parser": {"name": "int", "args": {"strip": False}}}),
+    "<v>a: 1\nb:  2 </v>",
+)
+case(
+    "args/xml-inline-unknown-arg",
+    one("xml-inline", {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", "strip": True}),
+    "<v><a> 1 </a></v>",
+)
+_FLAG = r"<(?P<key>\w+)/>"
+case(
+    "args/xml-inline-flag-tags", one("xml-inline", {"tag_pattern": _FLAG}), "<v><urgent/> text <silent/></v>"
+)
+case(
+    "args/xml-inline-flag-tags-text-value-parser",
+    one("xml-inline", {"tag_pattern": _FLAG, "value_parser": {"name": "text"}}),
+    "<v><urgent/></v>",
+)
+case(
+    "args/xml-inline-flag-tags-int-value-parser",
+    one("xml-inline", {"tag_pattern": _FLAG, "value_parser": {"name": "int"}}),
+    "<v><urgent/></v>",
+    error="ParseError",
+)
+case(
+    "args/xml-inline-flag-tags-merge",
+    one("xml-inline", {"tag_pattern": _FLAG, "merge_duplicates": True}),
+    "<v><a/><b/><a/></v>",
+)
+case(
+    "args/xml-inline-flag-tags-mixed-pattern",
+    one("xml-inline", {"tag_pattern": r"<(?P<key>\w+)(?:/>|>.*?</(?P=key)>)"}),
+    "<v><a/><b>ignored</b></v>",
+)
+case("args/xml-inline-flag-tags-none", one("xml-inline", {"tag_pattern": _FLAG}), "<v>no tags</v>")
+
+# ---------------------------------------------------------------------------------------------
 # Disagreements with the reference that docs/spec.md does not list as intended differences. Each one
 # is an expected (strict) failure of the reference comparison until the lead decides.
 # ---------------------------------------------------------------------------------------------
@@ -4561,10 +4927,6 @@ RESOLVED: dict[str, tuple[str, Any]] = {
     "probe/defaults-repeats-seed-list": ("defaults-replaced", {**ROLE, "r": ["a"]}),
     "probe/defaults-repeats-seed-string": ("defaults-replaced", {**ROLE, "r": ["a"]}),
     "probe/defaults-required-empty-default": ("required-after-drop", Raises("ParseError")),
-    "stream/dollar-before-newline-at-prefix-end": (
-        "chunking-exact",
-        {**ROLE, "m": "x\nmore", "content": "after"},
-    ),
     "tools/number-big-integer-text": ("exact-number-typing", _call({"n": _BIG})),
     "tools/number-big-exponent": ("exact-number-typing", _call({"n": 10**50})),
     "tools/integer-almost-integral": (
@@ -4573,11 +4935,6 @@ RESOLVED: dict[str, tuple[str, Any]] = {
     ),
     "probe/tool-not-a-schema": ("strict-tools", Raises("ToolSpecError")),
     "probe/tool-without-name": ("strict-tools", Raises("ToolSpecError")),
-    "content/json-unquoted-keys-spaced": ("json-unquoted-keys", {**ROLE, "v": {"name": "foo", "n": 1}}),
-    "content/json-unquoted-keys-colon-in-string": ("json-unquoted-keys", {**ROLE, "v": {"a": "x,b:y"}}),
-    "content/json-allow-non-json-strip-false": ("strict-content-args", Raises("TemplateError")),
-    "probe/int-strip-false": ("strict-content-args", Raises("TemplateError")),
-    "probe/unknown-content-arg": ("strict-content-args", Raises("TemplateError")),
     "probe/xml-inline-missing-tag-pattern-unused": ("strict-content-args", Raises("TemplateError")),
     "probe/repeats-not-bool": ("strict-field-types", Raises("TemplateError")),
     "probe/json-sentinel-chars": ("json-no-sentinels", {**ROLE, "v": {"a": "x\x01y"}}),
@@ -4595,3 +4952,38 @@ def _apply_resolved() -> None:
 
 
 _apply_resolved()
+
+
+# What transformers 5.23 gave where 5.24 reads the case differently (recorded by running 5.23 once; it is
+# not a test dependency). Merged into each case's notes.
+_KEY_ERROR_523 = "transformers 5.23: KeyError (close-pattern captures did not reach transforms)"
+_UNQUOTED_523 = "transformers 5.23: ValueError (unquoted_keys rewrote text inside strings / needed no spaces)"
+RESULTS_523: dict[str, str] = {
+    "feature/close-captures-in-transform": _KEY_ERROR_523,
+    "feature/close-captures-only-close": _KEY_ERROR_523,
+    "ref524/close-capture-overrides-open-capture": _KEY_ERROR_523,
+    "ref524/close-capture-with-transform-each": _KEY_ERROR_523,
+    "ref524/close-capture-in-open-and-close-pattern-with-tool-call": _KEY_ERROR_523,
+    "stream/dollar-before-newline-at-prefix-end": "transformers 5.23: {'m': 'x', 'content': 'more</m>after'}",
+    "content/json-unquoted-keys-spaced": _UNQUOTED_523,
+    "content/json-unquoted-keys-colon-in-string": _UNQUOTED_523,
+    "ref524/unquoted-keys-spaced-around": _UNQUOTED_523,
+    "ref524/unquoted-keys-key-like-text-in-string": _UNQUOTED_523,
+    "ref524/unquoted-keys-escaped-quote-in-string": _UNQUOTED_523,
+    "ref524/unquoted-keys-in-string-delims": _UNQUOTED_523,
+    "ref524/xml-merge-wraps-list-values": "transformers 5.23: {'v': {'a': [1, [2]]}} (a list value was extended)",
+    "ref524/xml-merge-list-then-scalar": "transformers 5.23: {'v': {'a': [1, 2, 3, []], 'b': 0}}",
+}
+
+
+def _apply_results_523() -> None:
+    import dataclasses
+
+    by_id = {c.id: i for i, c in enumerate(CASES)}
+    for case_id, result in RESULTS_523.items():
+        i = by_id[case_id]
+        notes = "; ".join(part for part in (CASES[i].notes, result) if part)
+        CASES[i] = dataclasses.replace(CASES[i], notes=notes)
+
+
+_apply_results_523()

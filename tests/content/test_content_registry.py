@@ -10,6 +10,7 @@ import response_templates.content as content
 from response_templates.content import CONTENT_PARSERS, ContentParser, get_content_parser, parse_content
 from response_templates.content.json import JSON
 from response_templates.content.kvlines import KV_LINES
+from response_templates.content.python_call_list import PYTHON_CALL_LIST
 from response_templates.content.python_calls import PYTHON_CALLS
 from response_templates.content.registry import parsers
 from response_templates.content.scalars import BOOL, FLOAT, INT, TEXT
@@ -26,9 +27,10 @@ def test_built_in_parsers_registered_once_in_order() -> None:
         "json",
         "xml-inline",
         "kv-lines",
+        "python-call-list",
         "python-calls",
     ]
-    modules = [TEXT, INT, FLOAT, BOOL, JSON, XML_INLINE, KV_LINES, PYTHON_CALLS]
+    modules = [TEXT, INT, FLOAT, BOOL, JSON, XML_INLINE, KV_LINES, PYTHON_CALL_LIST, PYTHON_CALLS]
     assert list(CONTENT_PARSERS.values()) == modules
     assert parsers() is CONTENT_PARSERS
 
@@ -54,4 +56,6 @@ def test_every_re_exported_name_is_importable() -> None:
     for name in content.__all__:
         assert hasattr(content, name), name
     for name in ("MAX_JSON_DEPTH", "MAX_XML_DEPTH", "MAX_PYTHON_DEPTH", "XML_VALUES_ARGS", "REGEX_TIMEOUT"):
+        assert hasattr(content, name)
+    for name in ("MAX_CALL_LIST_DEPTH",):
         assert hasattr(content, name)

@@ -248,7 +248,7 @@ def test_invalid_json_after_the_announcement_ends_the_call_incomplete() -> None:
         check_call_events(events)
         ends = [e for e in events if e["type"] == "tool_call_end"]
         assert [(e["name"], e["complete"]) for e in ends] == [("f", False), ("g", True)]
-        assert ends[0]["arguments"] == '{"a": 1' and ends[0]["input"] is None
+        assert ends[0]["arguments"] == '{"a": 1}' and ends[0]["input"] is None  # closed: valid JSON
         assert "did not parse" in ends[0]["error"] and len(streamer.errors) == 1
         assert message["tool_calls"] == [{"type": "function", "function": {"name": "g", "arguments": {}}}]
 
@@ -261,7 +261,11 @@ def test_a_region_that_fails_before_its_name_is_dropped() -> None:
 @pytest.mark.parametrize(
     ("cut", "sent", "untruncated"),
     [
-        ('{"name": "get_weather", "arguments": {"city": "Pa', '{"city": "Pa', 1),  # inside the arguments
+        (
+            '{"name": "get_weather", "arguments": {"city": "Pa',
+            '{"city": "Pa"}',
+            1,
+        ),  # inside the arguments: closed
         ('{"name": "get_weather", "arguments": {"city": "Paris"}}', '{"city": "Paris"}', 2),  # no close
         ('{"name": "get_wea', None, 1),  # inside the name: never announced
     ],

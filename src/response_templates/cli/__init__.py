@@ -10,6 +10,9 @@ Commands:
 * ``verify CHAT_TEMPLATE_FILE [--template NAME|FILE]`` -- round-trip check of a response template against a
   chat template (needs jinja2).
 * ``lint FILE`` -- portability rules and suspicious patterns of a response template.
+* ``export MODEL --for transformers|vllm|sglang [--output FILE | --model-dir DIR]`` -- a template (family,
+  model id or file) as the ``response_template`` another implementation reads; ``--model-dir`` sets it in a
+  local model folder's ``tokenizer_config.json``.
 
 Exit codes: 0 success; 1 the model output does not fit the template (a parse error); 2 the run could not
 start (usage error, unreadable file, invalid template or tools); 130 interrupted. Errors are one
@@ -25,8 +28,8 @@ command the same options with the same checks.
 
 This package holds the entry point (:func:`main`, :func:`build_parser`, :data:`COMMANDS`); the pieces
 live in internal submodules: ``shared`` (exit codes, :class:`CLIError`, :class:`Streams`, file reading,
-the common options), ``parse_command`` (``parse``, ``demo``) and ``library_commands`` (``list``, ``show``,
-``detect``, ``verify``, ``lint``).
+the common options), ``parse_command`` (``parse``, ``demo``), ``library_commands`` (``list``, ``show``,
+``detect``, ``verify``, ``lint``) and ``export_command`` (``export``).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from typing import Any, NoReturn
 from .. import __version__
 from ..errors import ParseError, ResponseTemplateError
 from ..parser import parse_response
+from .export_command import add_export
 from .library_commands import add_detect, add_lint, add_list, add_show, add_verify, library_template
 from .parse_command import add_demo, add_parse, run_parse
 from .shared import (
@@ -110,6 +114,7 @@ COMMANDS: list[Callable[[Any], None]] = [
     add_detect,
     add_verify,
     add_lint,
+    add_export,
 ]
 
 

@@ -184,13 +184,16 @@ def _run_detect(args: argparse.Namespace, streams: Streams) -> int:
     except library.UnknownModelError as exc:
         streams.error(str(exc))
         return EXIT_PARSE_ERROR
-    how = "fingerprint" if library.fingerprint(text) in fam.fingerprints else "markers"
+    best = next((c for c in library.detect_all(text) if c.family.name == fam.name), None)
+    how = best.matched_by if best is not None else "markers"
+    confidence = best.confidence if best is not None else 0.0
     if args.json:
-        dump_line(
-            {"name": fam.name, "title": fam.title, "status": fam.status, "matched_by": how}, streams.stdout
-        )
+        line = {"name": fam.name, "title": fam.title, "status": fam.status, "matched_by": how}
+        dump_line({**line, "confidence": confidence}, streams.stdout)
     else:
-        streams.stdout.write(f"{fam.name}\t{fam.title} ({fam.status}; matched by {how})\n")
+        streams.stdout.write(
+            f"{fam.name}\t{fam.title} ({fam.status}; matched by {how}, confidence {confidence:.2f})\n"
+        )
         if not fam.has_template:
             streams.warn(f"{fam.name} has no template yet: its format needs {', '.join(fam.needs)}")
     return EXIT_OK
@@ -305,13 +308,17 @@ def add_lint(subparsers: Any) -> None:
 def _run_lint(args: argparse.Namespace, streams: Streams) -> int:
     from ..lint import lint
 
+    chat_template: str | None = None
     if not os.path.exists(args.template) and not args.template.endswith(".json"):
         data: Any = family_arg(args.template).template_dict()
     else:
         data = read_json(args.template, "template", streams)
         if isinstance(data, dict) and "fields" not in data and "response_template" in data:
+            # a tokenizer_config.json: its chat template shows whether the prompt holds the start anchor
+            found = data.get("chat_template")
+            chat_template = found if isinstance(found, str) else None
             data = data["response_template"]
-    issues = lint(data)
+    issues = lint(data, chat_template=chat_template)
     for issue in issues:
         if args.json:
             dump_line(issue.to_dict(), streams.stdout)

@@ -3,6 +3,10 @@
 ``parse`` reads the model output whole (the message as indented JSON) or, with ``--stream``, as it
 arrives (every event as a JSON line, then the message); ``--chunk-size`` cuts the decoded text into
 pieces of that many characters instead. ``demo`` hands over to :mod:`response_templates.demo`.
+
+``--errors keep`` is the library's ``errors="keep"``: what does not parse stays in the message as text,
+the exit code is 0, and each error is one JSON line on stderr (:func:`error_line`), so that stdout stays
+exactly the message (or the events) for the next program in a pipe.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import IO, Any
 
 from ..errors import ParseError
 from ..language import ResponseTemplate
-from ..parser import ResponseParser, parse_response
+from ..parser import ParsedMessage, ResponseParser, parse_response
 from .library_commands import library_template
 from .shared import (
     EXIT_OK,
@@ -33,7 +37,7 @@ from .shared import (
     resolve_prefix,
 )
 
-__all__ = ["add_demo", "add_parse", "run_parse"]
+__all__ = ["add_demo", "add_parse", "error_line", "run_parse"]
 
 _READ_SIZE = 1 << 16
 
@@ -83,8 +87,9 @@ def add_parse(subparsers: Any, *, handler: Handler | None = None) -> None:
         help="parse one model output into a message (JSON)",
         description="Parse the raw text a model generated into a chat message, as the response template "
         "says, and print it as JSON. The prompt (--prefix, --prefix-text or --no-prefix) is required.",
-        epilog="exit codes: 0 parsed; 1 the output does not fit the template; 2 usage error, unreadable "
-        "file, invalid template or tools",
+        epilog="exit codes: 0 parsed (with --errors keep: also when some of it did not parse); 1 the output "
+        "does not fit the template; 2 usage error, unreadable file, invalid template or tools, a prompt "
+        "without the start anchor",
     )
     parser.add_argument(
         "input", nargs="?", default="-", metavar="INPUT", help="the model output; '-' or none: stdin"
@@ -119,7 +124,32 @@ def add_parse(subparsers: Any, *, handler: Handler | None = None) -> None:
         help="with --stream: feed the output N characters at a time, to see what token-by-token streaming "
         "gives",
     )
+    parser.add_argument(
+        "--errors",
+        choices=("raise", "keep"),
+        default="raise",
+        help="what output that does not fit the template does: 'raise' (default) fails with exit code 1; "
+        "'keep' keeps its text in the message, exits with 0 and writes each error as a JSON line "
+        '{"type": "parse_error", ...} on stderr',
+    )
     parser.set_defaults(handler=handler or run_parse)
+
+
+def error_line(exc: ParseError) -> dict[str, Any]:
+    """The stderr JSON line of an error kept by ``--errors keep``: ``error_record`` plus ``"type"``."""
+    record = error_record(exc)
+    return {
+        "type": "parse_error",
+        "error": record["type"],
+        **{k: v for k, v in record.items() if k != "type"},
+    }
+
+
+def _report_kept(message: ParsedMessage, streams: Streams) -> None:
+    for error in message.errors:
+        dump_line(error_line(error), streams.stderr)
+    if message.errors_dropped:
+        dump_line({"type": "parse_errors_dropped", "count": message.errors_dropped}, streams.stderr)
 
 
 def _input_pieces(path: str, streams: Streams) -> Iterator[str | bytes]:
@@ -158,9 +188,15 @@ def run_parse(
         streams.stderr.write("reading the model output from stdin (end it with Ctrl-D)\n")
     if not args.stream:
         data = read_bytes(args.input, "input", streams)
-        text = decode(data, args.input, "model output", code=EXIT_PARSE_ERROR)
-        message = parse(text, template, prefix=prefix, tools=tools)
+        keep = args.errors == "keep"
+        if keep:
+            message = parse(data, template, prefix=prefix, tools=tools, errors="keep", missing_anchor="parse")
+        else:
+            text = decode(data, args.input, "model output", code=EXIT_PARSE_ERROR)
+            message = parse(text, template, prefix=prefix, tools=tools, missing_anchor="parse")
         streams.stdout.write(json.dumps(message, indent=2, ensure_ascii=False) + "\n")
+        if keep and isinstance(message, ParsedMessage):
+            _report_kept(message, streams)
         return EXIT_OK
     return _stream(args, template, prefix, tools, streams)
 
@@ -173,7 +209,8 @@ def _stream(
     streams: Streams,
 ) -> int:
     out = streams.stdout
-    parser = ResponseParser(template, prefix, tools=tools)
+    # The prompt's anchor was checked by resolve_prefix (--missing-anchor).
+    parser = ResponseParser(template, prefix, tools=tools, errors=args.errors, missing_anchor="parse")
     failed = False
 
     def report(exc: ParseError) -> None:
@@ -187,7 +224,10 @@ def _stream(
     pieces: Iterator[str | bytes]
     if args.chunk_size is not None:
         data = read_bytes(args.input, "input", streams)
-        text = decode(data, args.input, "model output", code=EXIT_PARSE_ERROR)
+        if args.errors == "keep":
+            text = data.decode("utf-8", "replace")  # as the parser decodes bytes with --errors keep
+        else:
+            text = decode(data, args.input, "model output", code=EXIT_PARSE_ERROR)
         size = args.chunk_size
         pieces = (text[i : i + size] for i in range(0, len(text), size))
     else:
@@ -209,4 +249,6 @@ def _stream(
     for event in events:
         dump_line(event, out)
     dump_line({"type": "message", "message": message}, out)
+    if args.errors == "keep":
+        _report_kept(message, streams)
     return EXIT_PARSE_ERROR if failed else EXIT_OK

@@ -14,6 +14,7 @@ from typing import IO, Any, TextIO
 
 from ..errors import ResponseTemplateError, TemplateError
 from ..language import ResponseTemplate, load_template
+from ..parser import _anchor_not_found
 from ..tools import tool_parameters
 
 __all__ = [
@@ -119,6 +120,8 @@ def read_json(path: str, what: str, streams: Streams) -> Any:
         return json.loads(text.removeprefix("\ufeff"))
     except json.JSONDecodeError as exc:
         raise CLIError(f"the {what} {path!r} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise CLIError(f"the {what} {path!r} is nested too deeply to read") from None
 
 
 # ------------------------------------------------------------------------------- shared option helpers
@@ -150,7 +153,15 @@ def load_template_file(path: str, streams: Streams) -> ResponseTemplate:
 
 
 def add_prefix_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--prefix FILE | --prefix-text STR | --no-prefix`` (one of them is required, checked later)."""
+    """``--prefix FILE | --prefix-text STR | --no-prefix`` (one of them is required, checked later), and
+    ``--missing-anchor raise|parse``."""
+    parser.add_argument(
+        "--missing-anchor",
+        choices=("raise", "parse"),
+        default="raise",
+        help="what a prompt without the template's start anchor does: 'raise' (default) stops with an error "
+        "(exit code 2), 'parse' reads the whole prompt as model output, with a warning",
+    )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--prefix", metavar="FILE", help="file holding the prompt the model continued")
     group.add_argument(
@@ -166,7 +177,11 @@ def add_prefix_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def resolve_prefix(args: argparse.Namespace, template: ResponseTemplate, streams: Streams) -> str:
-    """The prompt from ``--prefix``/``--prefix-text``/``--no-prefix``; warns when the anchor is missing."""
+    """The prompt from ``--prefix``/``--prefix-text``/``--no-prefix``.
+
+    A prompt without the start anchor is a :class:`CLIError` (exit code 2) naming the anchor and showing
+    the prompt's end, unless ``--missing-anchor parse``, which only warns.
+    """
     if args.no_prefix:
         return ""
     prefix: str
@@ -184,6 +199,14 @@ def resolve_prefix(args: argparse.Namespace, template: ResponseTemplate, streams
         hint = ""
         if "\\n" in prefix and "\n" not in prefix:
             hint = " (the prefix contains a backslash and 'n', not a newline; in bash write $'...\\n')"
+        if getattr(args, "missing_anchor", "raise") == "raise":
+            message = str(_anchor_not_found(template, prefix))
+            for api, option in (
+                ('prefix=""', "--no-prefix"),
+                ('missing_anchor="parse"', "--missing-anchor parse"),
+            ):
+                message = message.replace(api, option)
+            raise CLIError(message + hint)
         streams.warn(
             f"the start anchor {json.dumps(anchor, ensure_ascii=False)} does not occur in the prefix, so "
             f"the whole prefix is read as if the model had written it{hint}"

@@ -26,6 +26,10 @@ Parsers (one module each; :mod:`.registry` holds the table, :mod:`._args` the sh
   objects and arrays.
 * ``kv-lines`` (:mod:`.kvlines`) -- ``key: value`` lines become a dict (``line_sep``, ``kv_sep``,
   ``strip``, ``value_parser``); blank lines and lines without ``kv_sep`` are skipped.
+* ``python-call-list`` (:mod:`.python_call_list`) -- a list of keyword-argument calls in a strict,
+  portable grammar (the reference's): ``[f(a=1, b="x"), ns.g-h()]`` becomes ``[{"name", "arguments"}]``;
+  values are quoted strings, JSON numbers, lists, dicts, ``True``/``False``/``None`` (or ``true``/
+  ``false``/``null``); integers within +-(2**53 - 1), nesting within :data:`MAX_CALL_LIST_DEPTH`.
 * ``python-calls`` (:mod:`.python_calls`; extension ``python-calls``, see docs/extensions.md) -- tool
   calls written as Python calls (``[f(a=1), g()]``, a bare call, one call per line) become
   ``[{"name", "arguments"}]``; read with :func:`ast.parse` and a whitelist of literal nodes, never
@@ -48,6 +52,7 @@ from __future__ import annotations
 from ._args import MAX_VALUE_PARSER_NESTING
 from .json import JSON, MAX_JSON_DEPTH
 from .kvlines import KV_LINES
+from .python_call_list import MAX_CALL_LIST_DEPTH, PYTHON_CALL_LIST
 from .python_calls import MAX_PYTHON_DEPTH, PYTHON_CALLS
 from .registry import (
     CONTENT_PARSERS,
@@ -62,6 +67,7 @@ from .xml import MAX_XML_DEPTH, REGEX_TIMEOUT, XML_INLINE, XML_VALUES_ARGS
 
 __all__ = [
     "CONTENT_PARSERS",
+    "MAX_CALL_LIST_DEPTH",
     "MAX_JSON_DEPTH",
     "MAX_PYTHON_DEPTH",
     "MAX_VALUE_PARSER_NESTING",
@@ -76,6 +82,6 @@ __all__ = [
 ]
 
 # The built-in parsers, in this order (the registry keeps it).
-for _parser in (TEXT, INT, FLOAT, BOOL, JSON, XML_INLINE, KV_LINES, PYTHON_CALLS):
+for _parser in (TEXT, INT, FLOAT, BOOL, JSON, XML_INLINE, KV_LINES, PYTHON_CALL_LIST, PYTHON_CALLS):
     register_content_parser(_parser)
 del _parser

@@ -1,8 +1,18 @@
-"""Helpers shared by the content parsers: checking ``content_args`` and running nested value parsers."""
+"""Helpers shared by the content parsers: checking ``content_args`` and running nested value parsers.
+
+What is refused and what is only ignored (docs/differences.md, ``content-args``): an argument whose
+value would be read differently here and in the reference (``"strip": "false"``, which the reference
+reads as true) is a ``TemplateError``; an argument that cannot change the result (one the parser does
+not have, ``strip`` on ``int``) is ignored, as the reference ignores it, and recorded for the linter
+(:func:`recording_ignored_args`; ``lint`` reports each as a warning).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ContentError, TemplateError
@@ -11,10 +21,14 @@ from .registry import ContentArgs, ContentParser, parsers
 __all__ = [
     "ARGS_KEY",
     "MAX_VALUE_PARSER_NESTING",
+    "REFERENCE_PARSERS",
+    "IgnoredArg",
     "bool_arg",
     "check_args",
     "ensure_valid",
+    "ignore_arg",
     "parse_value",
+    "recording_ignored_args",
     "separator_arg",
     "show",
     "type_name",
@@ -40,21 +54,86 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def check_args(args: Any, allowed: tuple[str, ...], parser: str, field: str | None) -> Mapping[str, Any]:
-    """Check that ``args`` is a mapping whose keys are all in ``allowed``."""
+@dataclass(frozen=True)
+class IgnoredArg:
+    """A ``content_args`` entry that a content parser ignores because it cannot change the result.
+
+    Attributes:
+        field: the field whose ``content_args`` hold it (``None`` outside a template).
+        parser: the content parser that ignores it (a ``value_parser``'s own parser for its ``args``).
+        arg: the argument's name.
+        reason: why it is ignored, as a sentence.
+    """
+
+    field: str | None
+    parser: str
+    arg: str
+    reason: str
+
+
+_IGNORED: ContextVar[list[IgnoredArg] | None] = ContextVar("response_templates_ignored_args", default=None)
+
+
+@contextmanager
+def recording_ignored_args() -> Iterator[list[IgnoredArg]]:
+    """Collect the arguments that the validators run inside the block ignore (for ``lint``).
+
+    >>> from response_templates.content import get_content_parser
+    >>> with recording_ignored_args() as ignored:
+    ...     _ = get_content_parser("int", "n").validate({"strip": False, "base": 16}, "n")
+    >>> [(i.parser, i.arg) for i in ignored]
+    [('int', 'base'), ('int', 'strip')]
+    """
+    sink: list[IgnoredArg] = []
+    token = _IGNORED.set(sink)
+    try:
+        yield sink
+    finally:
+        _IGNORED.reset(token)
+
+
+def ignore_arg(field: str | None, parser: str, arg: str, reason: str) -> None:
+    """Record that ``parser`` ignores the argument ``arg`` (a no-op outside :func:`recording_ignored_args`)."""
+    sink = _IGNORED.get()
+    if sink is not None:
+        sink.append(IgnoredArg(field, parser, arg, reason))
+
+
+#: The content parsers the reference also has: it ignores arguments they do not read, and so do we.
+REFERENCE_PARSERS = frozenset(
+    {"text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list"}
+)
+
+
+def check_args(
+    args: Any, allowed: tuple[str, ...], parser: str, field: str | None, *, unknown: str | None = None
+) -> Mapping[str, Any]:
+    """Check that ``args`` is a mapping whose keys are in ``allowed``.
+
+    Other keys are ignored and recorded (see above) with ``unknown="ignore"``, the default for the
+    parsers in :data:`REFERENCE_PARSERS`; they are an error with ``unknown="raise"``, the default for
+    the others (extension parsers, which only this library reads).
+    """
+    if unknown is None:
+        unknown = "ignore" if parser in REFERENCE_PARSERS else "raise"
     if not isinstance(args, Mapping):
         raise TemplateError(
             f"content_args must be an object (dict), got {type_name(args)}", field=field, key=ARGS_KEY
         )
-    unknown = [k for k in args if k not in allowed]
-    if unknown:
-        accepted = f"it accepts {', '.join(repr(a) for a in allowed)}" if allowed else "it takes no arguments"
+    extra = [k for k in args if k not in allowed]
+    if not extra:
+        return args
+    accepted = f"it accepts {', '.join(repr(a) for a in allowed)}" if allowed else "it takes no arguments"
+    if unknown != "ignore":
         raise TemplateError(
-            f"unknown content_args {', '.join(repr(k) for k in unknown)} for content parser {parser!r}; "
+            f"unknown content_args {', '.join(repr(k) for k in extra)} for content parser {parser!r}; "
             + accepted,
             field=field,
             key=ARGS_KEY,
         )
+    for key in extra:
+        why = f"content parser {parser!r} has no argument {key!r} ({accepted}); a misspelling?"
+        ignore_arg(field, parser, str(key), why)
     return args
 
 
@@ -121,13 +200,10 @@ def validate_value_parser(
             field=field,
             key=ARGS_KEY,
         )
-    unknown = [k for k in spec if k not in ("name", "args")]
-    if unknown:
-        raise TemplateError(
-            f"{where} has unknown keys {', '.join(repr(k) for k in unknown)}; it accepts 'name' and 'args'",
-            field=field,
-            key=ARGS_KEY,
-        )
+    for key in spec:
+        if key not in ("name", "args"):
+            why = f"a {where} reads only 'name' and 'args'; a misspelling?"
+            ignore_arg(field, parser, f"value_parser.{key}", why)
     name = spec.get("name", "text")
     table = parsers()
     sub = table.get(name) if isinstance(name, str) else None

@@ -3,7 +3,8 @@
 ``json.loads`` of the region text (non-finite ``NaN``/``Infinity`` accepted, as ``json.loads`` does).
 ``unquoted_keys`` accepts bare keys (``{name: "x"}``), ``string_delims`` (``[[open, close], ...]``)
 markers that delimit verbatim string values instead of ``"``, and ``allow_non_json`` returns the stripped
-text when the region cannot be read as JSON. Nesting deeper than :data:`MAX_JSON_DEPTH` is an error.
+text (the text as it is with ``"strip": false``) when the region cannot be read as JSON. Nesting deeper
+than :data:`MAX_JSON_DEPTH` is an error.
 
 The dialect is lexed by :mod:`response_templates.jsonlex.dialect` (the same rules as the end of
 ``close_json`` regions and tool-argument streaming); arguments that its lexers could not honour are
@@ -23,16 +24,26 @@ from typing import Any
 
 from ..errors import ContentError, TemplateError
 from ..jsonlex.dialect import MAX_JSON_DEPTH, JsonDialect, UnclosedString, dialect_for
-from ._args import ARGS_KEY, bool_arg, check_args, ensure_valid, show, type_name
+from ._args import ARGS_KEY, bool_arg, check_args, ensure_valid, ignore_arg, show, type_name
 from .registry import ContentArgs, ContentParser
 
 __all__ = ["JSON", "MAX_JSON_DEPTH"]
 
 
 def _validate_json(args: Any, field: str | None) -> dict[str, Any]:
-    args = check_args(args, ("unquoted_keys", "string_delims", "allow_non_json"), "json", field)
+    args = check_args(
+        args, ("unquoted_keys", "string_delims", "allow_non_json", "strip"), "json", field, unknown="ignore"
+    )
     unquoted = bool_arg(args, "unquoted_keys", False, "json", field)
     allow = bool_arg(args, "allow_non_json", False, "json", field)
+    strip = bool_arg(args, "strip", True, "json", field)
+    if "strip" in args and not allow:
+        ignore_arg(
+            field,
+            "json",
+            "strip",
+            "for json it changes only the text that 'allow_non_json' falls back to, which is off",
+        )
     raw_delims = args.get("string_delims", [])
     shape = 'a list of [open, close] pairs of non-empty strings, e.g. [["<|\\"|>", "<|\\"|>"]]'
     if not isinstance(raw_delims, (list, tuple)):
@@ -63,6 +74,7 @@ def _validate_json(args: Any, field: str | None) -> dict[str, Any]:
         unquoted_keys=unquoted,
         string_delims=[list(pair) for pair in delims],
         allow_non_json=allow,
+        strip=strip,
         _dialect=dialect,
     )
 
@@ -121,7 +133,7 @@ def _parse_json(text: str, args: Mapping[str, Any]) -> Any:
             raise _depth_error()
     except ContentError:
         if allow:
-            return text.strip()
+            return text.strip() if args["strip"] else text
         raise
     return value
 

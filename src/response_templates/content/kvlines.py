@@ -18,7 +18,7 @@ __all__ = ["KV_LINES"]
 
 def _validate_kv_lines(args: Any, field: str | None) -> dict[str, Any]:
     name = "kv-lines"
-    args = check_args(args, ("line_sep", "kv_sep", "strip", "value_parser"), name, field)
+    args = check_args(args, ("line_sep", "kv_sep", "strip", "value_parser"), name, field, unknown="ignore")
     value_parser, sub = validate_value_parser(args.get("value_parser"), name, field)
     return ContentArgs(
         line_sep=separator_arg(args, "line_sep", "\n", name, field),

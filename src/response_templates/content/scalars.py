@@ -1,5 +1,8 @@
 """The scalar content parsers: ``text``, ``int``, ``float`` and ``bool`` (all streamable).
 
+``text`` and ``bool`` read ``strip`` (default true); ``int`` and ``float`` accept it but it changes
+nothing, so it is ignored (``lint`` says so).
+
 >>> from response_templates.content import parse_content
 >>> parse_content(" 1_000 ", "int"), parse_content("nan", "float"), parse_content("TRUE", "bool")
 (1000, nan, True)
@@ -12,14 +15,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ContentError
-from ._args import bool_arg, check_args, ensure_valid, show
+from ._args import bool_arg, check_args, ensure_valid, ignore_arg, show
 from .registry import ContentArgs, ContentParser
 
 __all__ = ["BOOL", "FLOAT", "INT", "TEXT"]
 
 
 def _validate_text(args: Any, field: str | None) -> dict[str, Any]:
-    args = check_args(args, ("strip",), "text", field)
+    args = check_args(args, ("strip",), "text", field, unknown="ignore")
     return ContentArgs(strip=bool_arg(args, "strip", True, "text", field))
 
 
@@ -29,13 +32,23 @@ def _parse_text(text: str, args: Mapping[str, Any]) -> str:
     return text.strip() if strip else text
 
 
-def _no_args_validator(parser: str) -> Callable[[Any, str | None], dict[str, Any]]:
+def _number_validator(parser: str) -> Callable[[Any, str | None], dict[str, Any]]:
+    """``int`` and ``float`` read the stripped text; ``strip`` is accepted but changes nothing (Python's
+    ``int()`` and ``float()`` ignore the same surrounding whitespace that ``str.strip`` removes)."""
+
     def validate(args: Any, field: str | None) -> dict[str, Any]:
-        check_args(args, (), parser, field)
+        check_args(args, ("strip",), parser, field, unknown="ignore")
+        if "strip" in args:
+            ignore_arg(field, parser, "strip", f"{parser} ignores surrounding whitespace either way")
         return ContentArgs()
 
     validate.__name__ = f"_validate_{parser}"
     return validate
+
+
+def _validate_bool(args: Any, field: str | None) -> dict[str, Any]:
+    args = check_args(args, ("strip",), "bool", field, unknown="ignore")
+    return ContentArgs(strip=bool_arg(args, "strip", True, "bool", field))
 
 
 def _looks_like_long_int(text: str) -> bool:
@@ -71,15 +84,17 @@ _FALSE_WORDS = frozenset({"false", "0"})
 
 
 def _parse_bool(text: str, args: Mapping[str, Any]) -> bool:
-    word = text.strip().lower()
+    strip = args["strip"] if isinstance(args, ContentArgs) else ensure_valid(args, _validate_bool)["strip"]
+    read = text.strip() if strip else text
+    word = read.lower()
     if word in _TRUE_WORDS:
         return True
     if word in _FALSE_WORDS:
         return False
-    raise ContentError(f"bool: expected true, false, 1 or 0 (in any case), got {show(text.strip())}")
+    raise ContentError(f"bool: expected true, false, 1 or 0 (in any case), got {show(read)}")
 
 
 TEXT = ContentParser("text", True, _parse_text, _validate_text)
-INT = ContentParser("int", True, _parse_int, _no_args_validator("int"))
-FLOAT = ContentParser("float", True, _parse_float, _no_args_validator("float"))
-BOOL = ContentParser("bool", True, _parse_bool, _no_args_validator("bool"))
+INT = ContentParser("int", True, _parse_int, _number_validator("int"))
+FLOAT = ContentParser("float", True, _parse_float, _number_validator("float"))
+BOOL = ContentParser("bool", True, _parse_bool, _validate_bool)

@@ -1,7 +1,7 @@
 """The ``xml-inline`` content parser: a run of tags becomes an object.
 
 A flat run of tags matched by ``tag_pattern`` (a regex with named groups ``key`` and ``value``) becomes a
-dict; ``value_parser`` parses each value, ``merge_duplicates`` collects repeated keys into a list. With the
+dict (without a ``value`` group every tag's value is ``""``, so flag tags such as ``<urgent/>`` can be read); ``value_parser`` parses each value, ``merge_duplicates`` collects repeated keys into a list. With the
 extension ``xml-values`` (docs/extensions.md): ``type_group`` + ``type_parsers`` pick the value parser per
 tag from a captured attribute, ``unescape`` decodes HTML entities, ``cdata`` unwraps ``<![CDATA[...]]>``,
 ``nested`` reads values written as child tags into objects and arrays.
@@ -56,9 +56,8 @@ def _timeout() -> float:
 
 def _validate_xml_inline(args: Any, field: str | None) -> dict[str, Any]:
     name = "xml-inline"
-    args = check_args(
-        args, ("tag_pattern", "value_parser", "merge_duplicates", *XML_VALUES_ARGS), name, field
-    )
+    allowed = ("tag_pattern", "value_parser", "merge_duplicates", *XML_VALUES_ARGS)
+    args = check_args(args, allowed, name, field, unknown="ignore")
     if "tag_pattern" not in args:
         raise TemplateError(
             "content parser 'xml-inline' requires content_args 'tag_pattern' (a regex with named groups "
@@ -75,15 +74,16 @@ def _validate_xml_inline(args: Any, field: str | None) -> dict[str, Any]:
         )
     try:
         compiled = regex.compile(pattern, regex.DOTALL)
-    except (regex.error, ValueError, TypeError, OverflowError, RecursionError) as exc:
+    except (regex.error, ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
         raise TemplateError(
-            f"content_args 'tag_pattern' {pattern!r} is not a valid regex: {exc}", field=field, key=ARGS_KEY
+            f"content_args 'tag_pattern' {pattern!r} is not a valid regex: {exc or type(exc).__name__}",
+            field=field,
+            key=ARGS_KEY,
         ) from None
-    missing = [group for group in ("key", "value") if group not in compiled.groupindex]
-    if missing:
+    if "key" not in compiled.groupindex:
         raise TemplateError(
-            f"content_args 'tag_pattern' {pattern!r} lacks the named group(s) "
-            f"{', '.join(f'(?P<{g}>...)' for g in missing)}; it needs both 'key' and 'value'",
+            f"content_args 'tag_pattern' {pattern!r} lacks the named group (?P<key>...); it needs 'key' "
+            "(and 'value' for tags with a value: without it every tag's value is the empty string)",
             field=field,
             key=ARGS_KEY,
         )
@@ -254,6 +254,15 @@ def _xml_leaf(raw: str, args: Mapping[str, Any], chosen: Any, where: str) -> Any
     return parse_value(raw, args, where)
 
 
+def _xml_raw(match: regex.Match[str]) -> str | None:
+    """The text of the ``value`` group: ``None`` when it took no part in the match, ``""`` when
+    ``tag_pattern`` has no ``value`` group at all (a flag tag such as ``<urgent/>``, as in the reference)."""
+    if "value" not in match.re.groupindex:
+        return ""
+    value: str | None = match.group("value")
+    return value
+
+
 def _xml_chosen(match: regex.Match[str], args: Mapping[str, Any]) -> Any:
     """The ``(spec, parser)`` that ``type_group`` / ``type_parsers`` pick for this match, if any."""
     typed = args["_type_parsers"]
@@ -280,7 +289,7 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     merged: set[str] = set()  # keys whose value is a list built by merge_duplicates
     for match in _xml_matches(args["_tag_re"], text, args):
         key = _xml_key(match, args)
-        raw_value = match.group("value")
+        raw_value = _xml_raw(match)
         # A value group that took no part in the match (e.g. a self-closing tag) gives None.
         if raw_value is None:
             value = None
@@ -406,7 +415,7 @@ def _parse_xml_nested(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
                 f"{show(span)} at character {element.start} (with 'nested', it must)"
             )
         key = _xml_key(match, args)
-        raw_value = match.group("value")
+        raw_value = _xml_raw(match)
         if raw_value is None:
             value = None
         else:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..language import ResponseTemplate
+from ..parser import ParsedMessage
 from .config import CONFIG_KEY, knows_response_template, template_data
 from .parsing import MISSING, TokenResponseParser, Tools, get_response_parser, parse_response
 
@@ -46,7 +47,7 @@ def _parse_response_method(
     *,
     prefix: Any = MISSING,
     tools: Tools = None,
-) -> dict[str, Any] | list[dict[str, Any]]:
+) -> ParsedMessage | list[ParsedMessage]:
     """Parse model output (text or token ids, one or a batch) into a message dict (response-templates).
 
     ``schema`` overrides the tokenizer's ``response_template``; ``prefix`` (the prompt, text or ids) is

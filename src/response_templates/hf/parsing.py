@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import ParseError, ParserStateError, ResponseTemplateError
 from ..events import ParserEvent
 from ..language import ResponseTemplate
-from ..parser import ResponseParser
+from ..parser import AnchorPolicy, ErrorPolicy, ParsedMessage, ResponseParser
 from ..parser import parse_response as _parse_text
 from .config import resolve_template
 from .decoding import TokenDecoder, decode_text
@@ -73,7 +73,9 @@ def parse_response(
     prefix: Any = MISSING,
     tools: Tools = None,
     template: Template | None = None,
-) -> dict[str, Any] | list[dict[str, Any]]:
+    errors: ErrorPolicy = "raise",
+    missing_anchor: AnchorPolicy = "raise",
+) -> ParsedMessage | list[ParsedMessage]:
     """Parse a finished generation given as token ids (or text), using the tokenizer's template.
 
     Args:
@@ -86,12 +88,19 @@ def parse_response(
             their decoding context.
         tools: the request's tools (JSON schemas or typed callables) for tool-argument typing.
         template: the response template; default: the tokenizer's ``response_template``.
+        errors: ``"raise"`` (default) or ``"keep"``, as for :func:`response_templates.parse_response`:
+            with ``"keep"`` an output that does not fit keeps its text in the message and
+            ``message.errors`` says what failed, instead of raising.
+        missing_anchor: ``"raise"`` (default): a non-empty prompt without the template's start anchor
+            raises :class:`~response_templates.AnchorNotFoundError`; ``"parse"`` reads it all.
 
     Ids are decoded with special tokens kept (delimiters are often special tokens). Padding is removed
-    first: see :mod:`response_templates.hf.inputs`. Returns a message dict, or a list of them for a batch.
+    first: see :mod:`response_templates.hf.inputs`. Returns a message dict
+    (:class:`~response_templates.ParsedMessage`), or a list of them for a batch.
 
     Raises :class:`~response_templates.hf.MissingTemplateError` when there is no template,
-    :class:`~response_templates.ParseError` (with ``index`` set for a batch) when an output does not fit.
+    :class:`~response_templates.ParseError` (with ``index`` set for a batch) when an output does not fit
+    and ``errors="raise"``.
     """
     compiled = resolve_template(tokenizer, template)
     prefixes = _prefixes(tokenizer, prefix)
@@ -100,7 +109,14 @@ def parse_response(
     if not outputs.batched:
         one = _single_prefix(prefixes, "a single output")
         text = _output_text(tokenizer, outputs.items[0], one)
-        return _parse_text(text, compiled, prefix=_prefix_text(tokenizer, one), tools=tools)
+        return _parse_text(
+            text,
+            compiled,
+            prefix=_prefix_text(tokenizer, one),
+            tools=tools,
+            errors=errors,
+            missing_anchor=missing_anchor,
+        )
     n = len(outputs.items)
     if prefixes.batched and len(prefixes.items) != n:
         raise ResponseTemplateError(
@@ -117,7 +133,9 @@ def parse_response(
         except ResponseTemplateError as exc:
             exc.index = index
             raise
-    return _parse_text(texts, compiled, prefix=prefix_texts, tools=tools)
+    return _parse_text(
+        texts, compiled, prefix=prefix_texts, tools=tools, errors=errors, missing_anchor=missing_anchor
+    )
 
 
 class TokenResponseParser:
@@ -130,6 +148,8 @@ class TokenResponseParser:
         prefix: the prompt (required; ``""`` or ``[]`` opts out), as text or ids. Ids also prime the
             decoder, so that the first generated token decodes exactly as it would after the prompt.
         tools: the request's tools, for tool-argument typing.
+        errors, missing_anchor: as for :class:`~response_templates.ResponseParser` (``"keep"``: a region
+            that does not parse is kept as text and recorded, never raised).
 
     :meth:`feed_tokens` takes ids (one int, a list, a 1-D array or tensor, or a ``[1, n]`` one) and
     returns events; :meth:`feed` takes text (after all ids fed so far); :meth:`finalize` ends the
@@ -146,13 +166,17 @@ class TokenResponseParser:
         *,
         prefix: Any = MISSING,
         tools: Tools = None,
+        errors: ErrorPolicy = "raise",
+        missing_anchor: AnchorPolicy = "raise",
     ) -> None:
         compiled = resolve_template(tokenizer, template)
         one = _single_prefix(_prefixes(tokenizer, prefix), "a streaming parser")
+        #: The text parser the decoded text goes to.
+        self.parser = ResponseParser(
+            compiled, _prefix_text(tokenizer, one), tools=tools, errors=errors, missing_anchor=missing_anchor
+        )
         #: The incremental decoder (ids -> exact text).
         self.decoder = TokenDecoder(tokenizer, prompt_ids=None if isinstance(one, str) else one)
-        #: The text parser the decoded text goes to.
-        self.parser = ResponseParser(compiled, _prefix_text(tokenizer, one), tools=tools)
 
     @property
     def initial_events(self) -> list[ParserEvent]:
@@ -200,12 +224,12 @@ class TokenResponseParser:
         events = self.parser.feed(held)
         return events + self.parser.feed(text)
 
-    def finalize(self) -> tuple[dict[str, Any], list[ParserEvent]]:
+    def finalize(self) -> tuple[ParsedMessage, list[ParserEvent]]:
         """End the stream: decode what the decoder still holds, then finalize the parser.
 
         Returns ``(message, final_events)``. A ``ParseError`` raised while reading the decoder's last
         text is raised after the parser is finalized, with all of this call's events and the message
-        (``error.partial_message``), so that nothing is lost.
+        (``error.partial_message``), so that nothing is lost. The parser is finished either way.
         """
         if self.parser.finalized:
             return self.parser.finalize()  # raises ParserStateError
@@ -251,11 +275,16 @@ def get_response_parser(
     prefix: Any = MISSING,
     tools: Tools = None,
     template: Template | None = None,
+    errors: ErrorPolicy = "raise",
+    missing_anchor: AnchorPolicy = "raise",
 ) -> TokenResponseParser:
     """A streaming parser for one generation: feed it token ids (or text) as they come.
 
     ``prefix`` (required; ``""`` or ``[]`` opts out) is the prompt as text or ids (one sequence; a
-    ``[1, n]`` array is fine); ``template`` defaults to the tokenizer's ``response_template``. See
+    ``[1, n]`` array is fine); ``template`` defaults to the tokenizer's ``response_template``;
+    ``errors`` and ``missing_anchor`` are those of :class:`~response_templates.ResponseParser`. See
     :class:`TokenResponseParser`.
     """
-    return TokenResponseParser(tokenizer, template, prefix=prefix, tools=tools)
+    return TokenResponseParser(
+        tokenizer, template, prefix=prefix, tools=tools, errors=errors, missing_anchor=missing_anchor
+    )

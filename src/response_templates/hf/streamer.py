@@ -13,6 +13,12 @@ a tool call that is not JSON) is raised by the iterator at the point where it ha
 again goes on with the rest of the generation; any other error in ``put``/``end`` (or in ``generate``
 itself, when started with :meth:`ResponseStreamer.run`) is raised by the iterator and ends it.
 
+With :meth:`ResponseStreamer.run`, the iteration ends only once the generation thread has finished
+(``result`` then holds what ``generate`` returned), and a consumer that stops early calls
+:meth:`ResponseStreamer.close` (or uses the streamer as a context manager): the next ``put`` then
+raises inside ``generate``, which stops it, and ``close`` waits for the thread. Streamers still running
+when the interpreter exits are closed the same way, so that no generation thread is left running then.
+
 >>> import numpy as np
 >>> from tokenizers import Tokenizer, decoders, models
 >>> words = ["<|im_start|>", "assistant", "\\n", "<think>", "Hmm", "</think>", "Hi!", "<|im_end|>"]
@@ -33,14 +39,20 @@ itself, when started with :meth:`ResponseStreamer.run`) is raised by the iterato
 ['region_open', 'region_chunk', 'region_close']
 >>> streamer.message
 {'reasoning_content': 'Hmm', 'content': 'Hi!'}
+>>> thread.is_alive()  # the iteration ended after generate() returned
+False
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import queue
 import threading
+import weakref
 from collections.abc import Callable, Mapping
-from typing import Any
+from types import TracebackType
+from typing import Any, NoReturn
 
 from ..errors import ParseError, ParserStateError, ResponseTemplateError
 from ..events import ParserEvent
@@ -61,10 +73,28 @@ class StreamTimeout(queue.Empty, TimeoutError):
 
 
 class _Raise:
-    __slots__ = ("error",)
+    __slots__ = ("error", "fatal")
 
-    def __init__(self, error: BaseException) -> None:
+    def __init__(self, error: BaseException, fatal: bool = False) -> None:
         self.error = error
+        self.fatal = fatal  # the stream ends after it
+
+
+class _Closed(ParserStateError):
+    """Raised by ``put`` after :meth:`ResponseStreamer.close`: it stops ``generate`` at its next token."""
+
+
+#: The streamers whose generation thread (started by ``run``) may still be running.
+_RUNNING: weakref.WeakSet[ResponseStreamer] = weakref.WeakSet()
+_RUNNING_LOCK = threading.Lock()
+_AT_EXIT: list[bool] = []
+
+
+def _close_running() -> None:
+    """At interpreter exit: stop and join the generation threads still running (a daemon thread killed
+    inside native code, such as torch's, aborts the process)."""
+    for streamer in list(_RUNNING):
+        streamer.close()
 
 
 class _End:
@@ -89,11 +119,15 @@ class ResponseStreamer:
 
     Use::
 
-        streamer = ResponseStreamer(tokenizer, timeout=60)
-        streamer.run(model.generate, input_ids=prompt_ids, max_new_tokens=512)  # a daemon thread
-        for event in streamer:
-            render(event)
-        message = streamer.message
+        with ResponseStreamer(tokenizer, timeout=60) as streamer:
+            streamer.run(model.generate, input_ids=prompt_ids, max_new_tokens=512)  # a daemon thread
+            for event in streamer:
+                render(event)
+        message, output_ids = streamer.message, streamer.result
+
+    The loop ends once ``generate`` has returned (its thread is joined, :attr:`result` is set). Leaving
+    the ``with`` block early (``break``, an exception) calls :meth:`close`, which stops the generation at
+    its next token and joins its thread; without ``with``, call :meth:`close` yourself.
 
     One streamer follows one ``generate`` call with a single sequence (batch size 1).
     """
@@ -116,11 +150,16 @@ class ResponseStreamer:
         self._queue: queue.SimpleQueue[ParserEvent | _Raise | _End] = queue.SimpleQueue()
         self._parser: TokenResponseParser | None = None
         self._state = "new"  # new -> streaming -> ended, or failed
-        self._done = False
+        self._done = False  # the iteration is over
+        self._end_seen = False  # the end marker was read; the thread is joined before StopIteration
+        self._closed = False  # close() was called (or the stream failed): put() stops generate()
+        self._thread: threading.Thread | None = None
+        self._late_error: BaseException | None = None  # raised by generate() after end()
         #: The final message, once the iteration has ended (``None`` if finalizing failed; a
         #: ``ParseError`` raised by finalize carries what could be built as ``partial_message``).
         self.message: dict[str, Any] | None = None
-        #: What the function started by :meth:`run` returned (e.g. generate()'s output ids).
+        #: What the function started by :meth:`run` returned (e.g. generate()'s output ids); set before
+        #: the iteration ends. ``None`` if it raised, or was stopped by :meth:`close`.
         self.result: Any = None
 
     @property
@@ -131,7 +170,13 @@ class ResponseStreamer:
     # -- the BaseStreamer protocol (called by generate, in its thread) --------------------------------
 
     def put(self, value: Any) -> None:
-        """Receive token ids from ``generate``: the prompt first, then the new tokens."""
+        """Receive token ids from ``generate``: the prompt first, then the new tokens.
+
+        After :meth:`close` (or an error that ended the stream) it raises :class:`ParserStateError`, which
+        stops ``generate``.
+        """
+        if self._closed:
+            raise _Closed("the ResponseStreamer was closed: the generation stops here")
         if self._state == "failed":
             return
         if self._state == "ended":
@@ -161,7 +206,7 @@ class ResponseStreamer:
 
     def end(self) -> None:
         """Generation is over: finalize the parser and close the iteration."""
-        if self._state == "failed":
+        if self._state == "failed" or self._closed:
             return
         if self._state == "ended":
             raise ParserStateError("end() called twice: one ResponseStreamer follows one generate() call")
@@ -194,6 +239,8 @@ class ResponseStreamer:
     def __next__(self) -> ParserEvent:
         if self._done:
             raise StopIteration
+        if self._end_seen:
+            self._stop_iteration()
         try:
             item = self._queue.get(timeout=self.timeout)
         except queue.Empty:
@@ -201,32 +248,113 @@ class ResponseStreamer:
                 f"no event from generate() within {self.timeout} s (iterate again to keep waiting)"
             ) from None
         if isinstance(item, _End):
-            self._done = True
-            raise StopIteration
+            self._end_seen = True
+            self._stop_iteration()
         if isinstance(item, _Raise):
-            raise item.error  # a fatal error is followed by the end marker: the next call stops
+            if item.fatal:  # the end marker follows: stop generate() and wait for its thread first
+                self._closed = True
+                self._join(self.timeout)
+            raise item.error
         return item
+
+    def _stop_iteration(self) -> NoReturn:
+        """The end marker was read: join the generation thread, then end the iteration."""
+        thread = self._thread
+        if not self._join(self.timeout):
+            assert thread is not None
+            raise StreamTimeout(
+                f"generate() called end() but had not returned within {self.timeout} s "
+                "(iterate again to keep waiting)"
+            )
+        self._done = True
+        late, self._late_error = self._late_error, None
+        if late is not None:
+            raise late  # generate() failed after end(): the next call stops
+        raise StopIteration
 
     def run(self, generate: Callable[..., Any], /, *args: Any, **kwargs: Any) -> threading.Thread:
         """Call ``generate(*args, streamer=self, **kwargs)`` in a daemon thread and return the thread.
 
-        Whatever it raises comes out of the iterator instead of being lost in the thread; what it
-        returns is kept in :attr:`result`.
+        Whatever it raises comes out of the iterator instead of being lost in the thread (after the
+        events before it); what it returns is kept in :attr:`result`. The iteration ends only once the
+        thread has finished, so ``result`` is set then and no thread is left running; if ``generate``
+        returns without calling ``end()``, the streamer ends the stream itself. See :meth:`close` for a
+        consumer that stops early.
         """
+        if self._thread is not None:
+            raise ParserStateError("run() called twice: one ResponseStreamer follows one generate() call")
         kwargs.setdefault("streamer", self)
 
         def target() -> None:
             try:
-                self.result = generate(*args, **kwargs)
+                result = generate(*args, **kwargs)
+            except _Closed:
+                return  # close() stopped it
             except BaseException as exc:
                 if self._state in ("new", "streaming"):
                     self._fail(exc)
+                elif self._state == "ended" and not self._closed:
+                    self._late_error = exc
+                return
+            self.result = result
+            if self._state in ("new", "streaming") and not self._closed:
+                # generate() returned without ending the stream; an error is queued for the consumer
+                with contextlib.suppress(BaseException):
+                    self.end()
 
         thread = threading.Thread(target=target, name="response-templates-generate", daemon=True)
+        self._thread = thread
+        with _RUNNING_LOCK:
+            if not _AT_EXIT:
+                atexit.register(_close_running)
+                _AT_EXIT.append(True)
+            _RUNNING.add(self)
         thread.start()
         return thread
 
+    def close(self, timeout: float | None = None) -> None:
+        """Stop following the generation: end the iteration, stop ``generate`` and wait for its thread.
+
+        Call it when the consumer stops before the end (or use the streamer as a context manager, whose
+        exit calls it). The next ``put`` of ``generate`` raises :class:`ParserStateError`, which ends
+        ``generate`` (with :meth:`run` the error is absorbed and :attr:`result` stays ``None``); then the
+        thread started by :meth:`run` is joined, for up to ``timeout`` seconds (``None``: until it ends,
+        which is at most one generation step). Events not read yet are dropped. Closing a stream that
+        already ended, or closing twice, does nothing more.
+        """
+        self._closed = True
+        self._done = True
+        self._join(timeout)
+        try:
+            while True:
+                self._queue.get_nowait()
+        except queue.Empty:
+            pass
+
+    def __enter__(self) -> ResponseStreamer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
     # -- internals -----------------------------------------------------------------------------------
+
+    def _join(self, timeout: float | None) -> bool:
+        """Wait for the thread started by :meth:`run`; whether it has finished (or there is none)."""
+        thread = self._thread
+        if thread is None or thread is threading.current_thread():
+            return True
+        thread.join(timeout)
+        if thread.is_alive():
+            return False
+        with _RUNNING_LOCK:
+            _RUNNING.discard(self)
+        return True
 
     def _emit(self, events: list[ParserEvent]) -> None:
         put = self._queue.put
@@ -237,7 +365,7 @@ class ResponseStreamer:
         if self._state in ("failed", "ended"):
             return
         self._state = "failed"
-        self._queue.put(_Raise(exc))
+        self._queue.put(_Raise(exc, fatal=True))
         self._queue.put(_END)
 
 

@@ -35,6 +35,7 @@ from ..transforms import (
     validate_transform,
 )
 from .extension import FieldDraft, undeclared
+from .limits import check_delimiter_value, check_pattern_limits
 from .model import NO_FIELD_EXTENSIONS, FieldSpec
 from .registry import (
     EXTENSION_FIELD_KEYS,
@@ -63,7 +64,9 @@ BASE_FIELD_KEYS = frozenset(
     }
 )
 #: The content parsers of the base language (docs/spec.md, section 6); extensions add more (the registry).
-BASE_CONTENT_PARSERS = frozenset({"text", "int", "float", "bool", "json", "xml-inline", "kv-lines"})
+BASE_CONTENT_PARSERS = frozenset(
+    {"text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list"}
+)
 #: Every field key this library reads: the base keys and the extensions' keys.
 FIELD_KEYS = BASE_FIELD_KEYS | frozenset(EXTENSION_FIELD_KEYS)
 
@@ -82,8 +85,10 @@ def _delimiter(spec: Mapping[str, Any], name: str, kind: str) -> Delimiter | Non
             f"give either {literal_key!r} or {pattern_key!r}, not both", field=name, key=pattern_key
         )
     if literal_key in spec:
+        check_delimiter_value(spec[literal_key], field=name, key=literal_key, pattern=False)
         return Delimiter.literal(spec[literal_key], field=name, kind=kind, key=literal_key)
     if pattern_key in spec:
+        check_delimiter_value(spec[pattern_key], field=name, key=pattern_key, pattern=True)
         return Delimiter.regex(spec[pattern_key], field=name, kind=kind, key=pattern_key)
     return None
 
@@ -105,6 +110,10 @@ def _check_declared(spec: Mapping[str, Any], name: str, declared: tuple[str, ...
             raise undeclared(extension, f"the key {key!r}", name, key)
 
 
+#: The content arguments that are regexes, by parser.
+_PATTERN_ARGS: dict[str, tuple[str, ...]] = {"xml-inline": ("tag_pattern",)}
+
+
 def _content(spec: Mapping[str, Any], name: str, declared: tuple[str, ...]) -> tuple[ContentParser, Any]:
     """The field's content parser and its validated arguments."""
     content = spec.get("content", "text")
@@ -118,7 +127,13 @@ def _content(spec: Mapping[str, Any], name: str, declared: tuple[str, ...]) -> t
     if used is not None and used[2] not in declared:
         parser_name, arg, extension = used
         raise undeclared(extension, f"the {parser_name} argument {arg!r}", name, "content_args")
-    return parser, parser.validate(spec.get("content_args", {}), name)
+    args = spec.get("content_args", {})
+    if isinstance(args, Mapping):
+        # A content argument that is a regex gets the limits of a delimiter pattern before it is compiled.
+        for arg in _PATTERN_ARGS.get(content, ()):
+            if isinstance(args.get(arg), str):
+                check_pattern_limits(args[arg], field=name, key="content_args")
+    return parser, parser.validate(args, name)
 
 
 def _check_transform(draft: FieldDraft) -> None:
@@ -145,17 +160,27 @@ def _check_transform(draft: FieldDraft) -> None:
 
 
 def _check_empty_matches(open_d: Delimiter | None, close_d: Delimiter | None, name: str) -> None:
+    """Reject delimiters that would fire at almost every position (docs/spec.md, rule 4.13).
+
+    An open pattern must not match the empty string in ordinary text, at a line end included (an open
+    ``$`` would open an empty region at the end of every line it sees). The implicit field's close may be
+    zero-width where a context binds it: ``$`` (TRL writes ``<\\|im_end\\|>\\s*|$``), a lookahead,
+    ``(?=\\n)``; only a close that matches the empty string between two ordinary characters (``x*``) is
+    rejected. Either way a zero-width match is never accepted twice at one position, so parsing always
+    moves forward.
+    """
     if open_d is not None and open_d.matches_empty_anywhere():
         raise TemplateError(
             "the open pattern matches the empty string in ordinary text, so the region would open "
-            "almost anywhere; make it consume text (a lookahead, ^ or $ alone is fine)",
+            "almost anywhere; make it consume text (a lookahead such as (?=<tool>), or ^, is fine)",
             field=name,
             key="open_pattern",
         )
-    if open_d is None and close_d is not None and close_d.matches_empty_anywhere():
+    if open_d is None and close_d is not None and close_d.matches_empty_anywhere(line_ends=False):
         raise TemplateError(
             "the close pattern of the implicit field matches the empty string in ordinary text, so it "
-            "would end the region at almost every position",
+            "would end the region at almost every position; make it consume text (a context-bound "
+            "zero-width match such as $ or a lookahead is fine)",
             field=name,
             key="close_pattern",
         )

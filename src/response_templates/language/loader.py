@@ -30,6 +30,12 @@ from ..errors import TemplateError
 from ..matching import Delimiter, WatchSet
 from .extension import TemplateDraft
 from .fields import compile_field
+from .limits import (
+    check_delimiter_value,
+    check_field_count,
+    check_template_data,
+    loads_template_json,
+)
 from .model import (
     DEFAULT_REGEX_TIMEOUT,
     LOOKBEHIND_WINDOW,
@@ -81,8 +87,12 @@ def _start_anchor(spec: Mapping[str, Any]) -> Delimiter:
             "give either 'start_anchor' or 'start_anchor_pattern', not both", key="start_anchor"
         )
     if "start_anchor" in spec:
+        check_delimiter_value(spec["start_anchor"], field=None, key="start_anchor", pattern=False)
         return Delimiter.literal(spec["start_anchor"], field="", kind="anchor", key="start_anchor")
     if "start_anchor_pattern" in spec:
+        check_delimiter_value(
+            spec["start_anchor_pattern"], field=None, key="start_anchor_pattern", pattern=True
+        )
         return Delimiter.regex(
             spec["start_anchor_pattern"], field="", kind="anchor", key="start_anchor_pattern"
         )
@@ -147,10 +157,12 @@ def _check_top_level(spec: Any) -> None:
 
 def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
     _check_top_level(spec)
+    check_template_data(spec)  # size and nesting first: every later walk of the data is then bounded
     defaults, defaults_json = _defaults(spec)
     raw_fields = spec.get("fields")
     if not isinstance(raw_fields, Mapping) or not raw_fields:
         raise TemplateError("must be a non-empty object of field specs", key="fields")
+    check_field_count(len(raw_fields))
     declared = _extensions(spec)
     draft = _fields(raw_fields, defaults, declared)
     fields = draft.fields
@@ -183,7 +195,7 @@ def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
 
 @lru_cache(maxsize=128)
 def _compile_cached(key: str, regex_timeout: float) -> ResponseTemplate:
-    return _compile(json.loads(key), regex_timeout)
+    return _compile(loads_template_json(key, check_size=False), regex_timeout)
 
 
 def load_template(
@@ -200,10 +212,7 @@ def load_template(
     if isinstance(template, ResponseTemplate):
         return template
     if isinstance(template, str):
-        try:
-            template = json.loads(template)
-        except json.JSONDecodeError as exc:
-            raise TemplateError(f"not valid JSON: {exc}") from None
+        template = loads_template_json(template)
     if not isinstance(template, Mapping):
         raise TemplateError(f"a response template must be an object, got {type(template).__name__}")
     try:
@@ -211,5 +220,6 @@ def load_template(
     except (TypeError, ValueError):
         return _compile(template, regex_timeout)  # not JSON data: _compile reports what is wrong
     except RecursionError:
-        raise TemplateError("the template is nested too deeply") from None
+        check_template_data(template)  # names the limit and where it is exceeded
+        raise TemplateError("the template is nested too deeply to be read") from None  # pragma: no cover
     return _compile_cached(key, regex_timeout)

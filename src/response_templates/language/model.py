@@ -15,10 +15,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
+from time import perf_counter
 from typing import Any
 
 from ..content import ContentParser
-from ..matching import Delimiter, WatchSet
+from ..matching import Delimiter, RegexMeter, WatchSet
 
 __all__ = [
     "DEFAULT_REGEX_TIMEOUT",
@@ -190,8 +191,12 @@ class ResponseTemplate:
         """The template as plain JSON data (a copy)."""
         return copy.deepcopy(dict(self.source))
 
-    def cut_prefix(self, prefix: str) -> tuple[str, bool]:
-        """The part of ``prefix`` after the last start anchor, and whether an anchor was found."""
+    def cut_prefix(self, prefix: str, meter: RegexMeter | None = None) -> tuple[str, bool]:
+        """The part of ``prefix`` after the last start anchor, and whether an anchor was found.
+
+        A ``start_anchor_pattern`` search is charged to ``meter`` (the parser's regex budget; without one,
+        only ``regex_timeout`` bounds it).
+        """
         anchor = self.start_anchor
         last_start, last_end = -1, -1
         if anchor.literals is not None:
@@ -202,11 +207,20 @@ class ResponseTemplate:
                 if at > last_start or (at == last_start and at + len(lit) > last_end):
                     last_start, last_end = at, at + len(lit)
         else:
+            if meter is None:
+                meter = RegexMeter.unlimited(self.regex_timeout)
+            limit = meter.timeout()
+            started = perf_counter()
             try:
-                for m in anchor.pattern.finditer(prefix, overlapped=True, timeout=self.regex_timeout):
+                if limit <= 0:
+                    raise TimeoutError
+                # One bound for the whole scan: the iterator's timeout is a deadline for all its matches.
+                for m in anchor.pattern.finditer(prefix, overlapped=True, timeout=limit):
                     last_end = m.end()
             except TimeoutError:
-                raise anchor._timeout_error(self.regex_timeout) from None
+                raise anchor._timeout_error(meter) from None
+            finally:
+                meter.charge(perf_counter() - started)
         if last_end < 0:
             return prefix, False
         return prefix[last_end:], True

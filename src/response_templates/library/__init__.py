@@ -35,15 +35,19 @@ from typing import Any
 
 from ..errors import ResponseTemplateError
 from ..language import ResponseTemplate, load_template
+from . import detection
 
 __all__ = [
     "EXTENSIONS",
     "STATUSES",
+    "AmbiguousChatTemplateError",
+    "Candidate",
     "ExtensionRequiredError",
     "Family",
     "UnknownModelError",
     "Variant",
     "detect",
+    "detect_all",
     "detect_family",
     "families",
     "family",
@@ -438,55 +442,188 @@ def _fingerprint_table() -> dict[str, str]:
     return {fp: fam.name for fam in families() for fp in fam.fingerprints}
 
 
-def _marker_hits(text: str) -> list[tuple[tuple[int, int], str]]:
-    """``((markers, characters), family)`` for each family with a rule whose markers all occur: the
-    specificity of its best matching rule (more markers, then more characters, is more specific)."""
-    hits = []
+@dataclass(frozen=True)
+class Candidate:
+    r"""One family a chat template may belong to, with how sure detection is and why.
+
+    ``confidence`` is 1.0 for a known fingerprint; for a match by markers it is the family's ``score``
+    (the share of its best marker rule present in the template, whitespace ignored, topped up by the
+    delimiters of its response template) lowered by how close the best family of another format comes
+    (``score * (1 - (rival / score) ** 2)``; docs/detection.md). ``matched`` and ``missing`` are the
+    markers of the best rule found and not found, ``delimiters`` the response-template tokens found.
+
+    >>> from response_templates import library
+    >>> text = "{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    >>> best = library.detect_all(text + "{{ '<tool_call>' }}")[0]
+    >>> best.family.name, best.matched_by, best.matched
+    ('hermes', 'markers', ('<|im_start|>', '<tool_call>'))
+    """
+
+    family: Family
+    confidence: float
+    #: ``"fingerprint"`` (the exact text of a known chat template) or ``"markers"``.
+    matched_by: str
+    score: float
+    matched: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    delimiters: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return (
+            f"Candidate({self.family.name!r}, confidence={self.confidence}, matched_by={self.matched_by!r}, "
+            f"score={self.score}, matched={self.matched!r}, missing={self.missing!r})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The candidate as JSON data (the family by name)."""
+        return {
+            "name": self.family.name,
+            "format": self.family.resolved().name,
+            "confidence": self.confidence,
+            "matched_by": self.matched_by,
+            "score": self.score,
+            "matched": list(self.matched),
+            "missing": list(self.missing),
+            "delimiters": list(self.delimiters),
+        }
+
+
+class AmbiguousChatTemplateError(UnknownModelError):
+    """Several families of different formats match a chat template about equally well.
+
+    ``candidates`` are the contenders, best first (:class:`Candidate`); ``near_matches`` their names.
+    """
+
+    def __init__(self, candidates: Sequence[Candidate]) -> None:
+        shown = ", ".join(
+            f"{c.family.name} (score {c.score:.2f}; found {', '.join(c.matched)}"
+            + (f"; missing {', '.join(c.missing)})" if c.missing else ")")
+            for c in candidates
+        )
+        super().__init__(
+            "ambiguous chat template: its markers fit several library families of different formats "
+            f"about equally well: {shown}. Pick one by name (rt.templates.get(NAME))",
+            query="<chat template>",
+        )
+        self.near_matches = [c.family.name for c in candidates]
+        self.candidates = list(candidates)
+
+
+@cache
+def _profiles() -> tuple[detection.Profile, ...]:
+    out = []
     for fam in families():
-        best: tuple[int, int] | None = None
-        for rule in fam.markers:
-            if rule and all(marker in text for marker in rule):
-                score = (len(rule), sum(len(m) for m in rule))
-                if best is None or score > best:
-                    best = score
-        if best is not None:
-            hits.append((best, fam.name))
-    return hits
+        if not fam.markers:
+            continue
+        prompts = [fam.generation_prompt, *(v.generation_prompt for v in fam.variants)]
+        source = fam.resolved()
+        out.append(
+            detection.Profile(
+                fam.name, source.name, fam.markers, detection.profile_tokens(source.template_data, prompts)
+            )
+        )
+    return tuple(out)
+
+
+def _candidates(text: str) -> list[Candidate]:
+    found = _fingerprint_table().get(fingerprint(text))
+    out: list[Candidate] = []
+    if found is not None:
+        out.append(Candidate(_families()[found], 1.0, "fingerprint", 1.0))
+    for s in detection.rank(_profiles(), text):
+        if s.name == found:
+            continue
+        out.append(
+            Candidate(
+                _families()[s.name], s.confidence, "markers", s.score, s.matched, s.missing, s.delimiters
+            )
+        )
+    return out
+
+
+def detect_all(chat_template: Any) -> list[Candidate]:
+    """Every family whose markers occur in a chat template, best first, with confidence and evidence.
+
+    ``chat_template`` is a string, a tokenizer or tokenizer config carrying one, or named templates; with
+    several templates each family keeps its best candidate. A known fingerprint comes first with
+    confidence 1.0. Matching ignores whitespace and weighs what the template renders (markers,
+    delimiters), not its exact text, so edited forks are still recognised (docs/detection.md).
+
+    >>> from response_templates import library
+    >>> library.detect_all("{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}")
+    []
+    """
+    best: dict[str, Candidate] = {}
+    for text in _chat_template_texts(chat_template):
+        for cand in _candidates(text):
+            kept = best.get(cand.family.name)
+            if kept is None or (cand.confidence, cand.score) > (kept.confidence, kept.score):
+                best[cand.family.name] = cand
+    return sorted(best.values(), key=lambda c: (-c.confidence, -c.score, c.matched_by != "fingerprint"))
+
+
+def _decide(text: str, candidates: Sequence[Candidate]) -> Candidate | None:
+    """The clearly best candidate; ``None`` if none is good enough; raises when it is ambiguous."""
+    if candidates and candidates[0].matched_by == "fingerprint":
+        return candidates[0]
+    winner, contenders = detection.decide(detection.rank(_profiles(), text))
+    by_name = {c.family.name: c for c in candidates}
+    if winner is not None:
+        return by_name[winner.name]
+    named: dict[str, Candidate] = {}
+    for score in contenders:
+        named.setdefault(_families()[score.name].resolved().name, by_name[score.name])
+    if len(named) > 1:
+        raise AmbiguousChatTemplateError(list(named.values())[:5])
+    return None
 
 
 def detect_family(chat_template: Any) -> Family:
-    """The family of a chat template (a string, or a tokenizer / tokenizer config that carries one).
+    r"""The family of a chat template (a string, or a tokenizer / tokenizer config that carries one).
 
-    An exact fingerprint of a known chat template wins; otherwise the family whose most specific marker
-    rule matches (every string of the rule occurs in the template). With several templates (a tokenizer
-    with named templates) the first one that is recognized counts.
+    An exact fingerprint of a known chat template wins; otherwise the family whose markers and
+    delimiters the template renders best (:func:`detect_all`), when it is clearly ahead of every family
+    of another format. With several templates (a tokenizer with named templates) the first one that is
+    recognized counts. Raises :class:`AmbiguousChatTemplateError` (an :class:`UnknownModelError`) naming
+    the candidates when families of different formats fit about equally, and :class:`UnknownModelError`
+    with near matches when none fits well enough.
+
+    >>> from response_templates import library
+    >>> fork = "{#- our fork #}{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>"
+    >>> library.detect_family(fork + "{% if tools %}<tool_call>{% endif %}").name
+    'hermes'
     """
     texts = _chat_template_texts(chat_template)
-    partial: dict[str, int] = {}
+    ambiguous: AmbiguousChatTemplateError | None = None
+    partial: dict[str, float] = {}
     for text in texts:
-        found = _fingerprint_table().get(fingerprint(text))
-        if found is not None:
-            return _families()[found]
-        hits = _marker_hits(text)
-        if hits:
-            hits.sort(key=lambda h: (-h[0][0], -h[0][1], h[1]))
-            return _families()[hits[0][1]]
-        for fam in families():
-            for rule in fam.markers:
-                n = sum(marker in text for marker in rule)
-                if n:
-                    partial[fam.name] = max(partial.get(fam.name, 0), n)
+        candidates = _candidates(text)
+        try:
+            chosen = _decide(text, candidates)
+        except AmbiguousChatTemplateError as exc:
+            ambiguous = ambiguous or exc
+            continue
+        if chosen is not None:
+            return chosen.family
+        for cand in candidates:
+            partial[cand.family.name] = max(partial.get(cand.family.name, 0.0), cand.score)
+    if ambiguous is not None:
+        raise ambiguous
     near = [name for name, _ in sorted(partial.items(), key=lambda kv: (-kv[1], kv[0]))][:5]
     raise UnknownModelError(
-        "unknown model: the chat template matches no family in the library (no known fingerprint, no "
-        "complete marker rule)",
+        "unknown model: the chat template matches no family in the library (no known fingerprint, and no "
+        "family's markers are present clearly enough)",
         query="<chat template>",
         near_matches=near,
     )
 
 
 def detect(chat_template: Any) -> ResponseTemplate:
-    """The response template for a chat template (string) or a tokenizer that has one."""
+    """The response template for a chat template (string) or a tokenizer that has one.
+
+    Raises like :func:`detect_family`; an ambiguous match between families that share one template
+    (``same_format_as``) is no ambiguity here.
+    """
     return detect_family(chat_template).template()
 
 

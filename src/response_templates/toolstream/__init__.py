@@ -21,7 +21,9 @@ ever re-parsing the text from the start (the work per chunk is proportional to t
 The guarantee, whatever the chunking: for a call that ends complete, the ``tool_call_delta`` texts
 concatenate to its final ``arguments`` string, which :func:`json.loads` turns into exactly the typed
 arguments of the parsed message (and which equals ``dumps_arguments(arguments)`` unless the model
-repeated a key). Each delta keeps the text sent so far a prefix of valid JSON.
+repeated a key). Each delta keeps the text sent so far a prefix of valid JSON, and a call that cannot be
+completed is ended with the text that closes what was sent (:func:`json_completion`), so that what a
+client holds is always valid JSON.
 
 >>> import response_templates as rt
 >>> from response_templates.toolstream import ToolCallStreamer
@@ -46,6 +48,7 @@ from __future__ import annotations
 from ..calls import arguments_text, call_parts
 from ..jsonlex.canonical import dumps_arguments
 from ..jsonlex.scanner import JsonScanner
+from .completion import json_completion
 from .plan import ToolCallPlan, tool_call_plan
 from .streamer import ToolCallStreamer
 
@@ -56,5 +59,6 @@ __all__ = [
     "arguments_text",
     "call_parts",
     "dumps_arguments",
+    "json_completion",
     "tool_call_plan",
 ]

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..calls import argument_cast, arguments_text, call_parts, flatten_calls
 from ..events import ParserEvent, RegionClose, Report, ToolCallEnd, ToolCallEvent
-from ..jsonlex.canonical import same_json
+from ..jsonlex.canonical import dumps_arguments, same_json
 from ..jsonlex.scanner import JsonScanner
 from ..language import ResponseTemplate, load_template
 from ..tools import tool_parameters
+from .completion import json_completion
 from .plan import Source, ToolCallPlan, tool_call_plan
 
-__all__ = ["ToolCallStreamer"]
+__all__ = ["ARGUMENT_MODES", "ToolCallStreamer"]
+
+#: The values of ``arguments=``: stream the arguments as they are written, or hold them until the call
+#: is known to parse.
+ARGUMENT_MODES = ("stream", "buffered")
 
 
 class _Call:
@@ -44,6 +49,11 @@ class ToolCallStreamer:
         field: the tool-call field of the template.
         eager: announce calls and stream their arguments while the model writes them (default). With
             ``False`` a call is sent whole when its region closes, and only if it parsed.
+        arguments: ``"stream"`` (default): with ``eager``, the arguments are sent as they are written;
+            ``"buffered"``: a call is still announced as soon as its name is known, but its arguments are
+            held back and sent whole when its region parsed (the calls after the first one of an array of
+            calls are then announced at close too). Either way the arguments a call ends with are valid
+            JSON (see below).
 
     Feed it every event of the parser, in order (:meth:`feed`, or :meth:`process` one at a time); events
     of other fields are ignored. It returns *call events*:
@@ -53,13 +63,17 @@ class ToolCallStreamer:
       ``functions.get_weather:0``), else ``None``;
     * ``{"type": "tool_call_delta", "index": k, "arguments": text, "whole": w}``: more argument text;
       ``whole`` is true when it is the call's complete arguments string, sent at once when the region
-      closed (it may then be any string the parsed value holds, not necessarily a JSON object);
+      closed (valid JSON, but not necessarily an object: arguments the model wrote as a string are sent
+      as they are when they hold JSON, else as a JSON string);
     * ``{"type": "tool_call_end", "index": k, "name": n, "id": i, "arguments": a, "input": v,
       "complete": c}``: the call ended. ``arguments`` is the whole argument text sent. When ``complete``
       is true, ``input`` is the arguments value (typed, as in the parsed message) and ``json.loads(a)``
       equals it; otherwise the call could not be completed (its region failed to parse, the stream was
       cut off, or the model contradicted what was already sent), ``input`` is ``None`` and ``error`` says
-      why.
+      why. A call that cannot be completed still ends with valid JSON: text already sent cannot be taken
+      back, so a last ``tool_call_delta`` closes it (:func:`~.completion.json_completion`: open strings,
+      arrays and objects are closed, a key waiting for its value gets ``null``), or sends ``{}`` when no
+      argument text was sent; ``arguments`` is then that closed text.
 
     Where each part comes from is read from the template (:func:`tool_call_plan`): a name captured by the
     open delimiter is known at ``region_open``; a name inside ``json`` content is known as soon as its
@@ -82,7 +96,10 @@ class ToolCallStreamer:
         tools: Sequence[Mapping[str, Any] | Callable[..., Any]] | None = None,
         field: str = "tool_calls",
         eager: bool = True,
+        arguments: Literal["stream", "buffered"] = "stream",
     ) -> None:
+        if arguments not in ARGUMENT_MODES:
+            raise ValueError(f"arguments must be one of {ARGUMENT_MODES}, got {arguments!r}")
         compiled = load_template(template)
         self.field = field
         # The field itself, and every field that feeds it through 'into' (another syntax for the same
@@ -99,6 +116,8 @@ class ToolCallStreamer:
         self._region_field = field
         self._params: dict[str, dict[str, Any]] = tool_parameters(tools)
         self.eager = eager
+        #: Whether argument text waits for the region to parse (``arguments="buffered"``).
+        self.buffered = arguments == "buffered"
         #: Messages of the calls that could not be completed, and of regions that produced no call.
         self.errors: list[str] = []
         #: How many calls were announced / ended complete so far.
@@ -218,7 +237,7 @@ class ToolCallStreamer:
         if item:  # calls of one region are announced in order, each after the previous one ended
             previous = self._calls[item - 1]
             if not previous.ended:
-                if not previous.announced or previous.deferred or not previous.args_done:
+                if self.buffered or not previous.announced or previous.deferred or not previous.args_done:
                     call.deferred = True
                     return
                 self._end_early(previous)
@@ -239,6 +258,8 @@ class ToolCallStreamer:
 
     def _end(self, call: _Call, arguments: str, value: Any = None, error: str | None = None) -> None:
         call.ended = True
+        if error is not None:
+            arguments = self._close_arguments(call, arguments)
         event: ToolCallEnd = {
             "type": "tool_call_end",
             "index": call.index,
@@ -254,6 +275,20 @@ class ToolCallStreamer:
             event["error"] = error
             self.errors.append(f"tool call {call.index} ({call.name}): {error}")
         self._out.append(event)
+
+    def _close_arguments(self, call: _Call, sent: str) -> str:
+        """Make the argument text of a call that failed valid JSON: send what closes it; the text."""
+        if not sent:
+            self._send(call, "{}", whole=True)
+            return "{}"
+        try:
+            suffix = json_completion(sent)
+        except ValueError as exc:  # not expected: what is sent is always the start of a JSON text
+            self.errors.append(f"tool call {call.index} ({call.name}): its arguments cannot be closed: {exc}")
+            return sent
+        if suffix:
+            self._send(call, suffix)
+        return sent + suffix
 
     def _end_early(self, call: _Call) -> None:
         """End a call of an each-region whose arguments are complete before the region closes."""
@@ -285,6 +320,8 @@ class ToolCallStreamer:
                     continue
                 if not call.announced:
                     call.deferred = True  # the arguments started before the name (or id) was known
+                elif self.buffered:
+                    continue  # sent whole once the region parsed
                 elif not call.sent and text and text[0] != "{":
                     call.deferred = True  # not an object: sent whole at close
                 elif text:
@@ -338,7 +375,7 @@ class ToolCallStreamer:
                     )
                 continue
             name, call_id, arguments = parts
-            final = arguments_text(arguments)
+            final = _wire_arguments(arguments)
             if call is None or not call.announced:
                 call = call or _Call()
                 self._announce(call, name, call_id)
@@ -371,3 +408,15 @@ class ToolCallStreamer:
         for call in calls[len(values) :]:
             if call.announced and not call.ended:
                 self._end(call, "".join(call.sent), error="the parsed value has no such call")
+
+
+def _wire_arguments(arguments: Any) -> str:
+    """The arguments string of a parsed call, always valid JSON: :func:`arguments_text`, except that a
+    string that is not JSON text (``allow_non_json`` fallback text) is sent as a JSON string."""
+    text = arguments_text(arguments)
+    if isinstance(arguments, str):
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            return dumps_arguments(arguments)
+    return text

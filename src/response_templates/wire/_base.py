@@ -9,13 +9,14 @@ import string
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import ParseError, ParserStateError, TemplateError
-from ..events import ParserEvent, ToolCallEvent
+from ..events import ParserEvent, ToolCallEvent, Unparsed
 from ..language import ResponseTemplate, load_template
 from ..parser import ResponseParser
 from ..toolstream import ToolCallStreamer
+from ..toolstream.streamer import ARGUMENT_MODES
 
 __all__ = [
     "DEFAULT_FIELDS",
@@ -155,6 +156,7 @@ class WireAdapter:
         model: str = "",
         fields: Mapping[str, str] | None = None,
         tool_streaming: str = "eager",
+        arguments: Literal["stream", "buffered"] = "stream",
         seed: int | None = None,
         created: int | None = None,
     ) -> None:
@@ -164,6 +166,8 @@ class WireAdapter:
             raise ValueError(f"fields: unknown role(s) {unknown}; the roles are {sorted(DEFAULT_FIELDS)}")
         if tool_streaming not in ("eager", "at_close"):
             raise ValueError(f"tool_streaming must be 'eager' or 'at_close', got {tool_streaming!r}")
+        if arguments not in ARGUMENT_MODES:
+            raise ValueError(f"arguments must be one of {ARGUMENT_MODES}, got {arguments!r}")
         roles = {**DEFAULT_FIELDS, **(fields or {})}
         self.template = compiled
         self.model = model
@@ -194,8 +198,20 @@ class WireAdapter:
                 self._parts[spec.name] = self._parts[spec.into]
         self.tool_field = roles["tool_calls"]
         self.tool_calls = ToolCallStreamer(
-            compiled, tools=tools, field=self.tool_field, eager=tool_streaming == "eager"
+            compiled,
+            tools=tools,
+            field=self.tool_field,
+            eager=tool_streaming == "eager",
+            arguments=arguments,
         )
+        # The text of failed regions kept by the parser (``errors="keep"``: ``unparsed`` events) is sent
+        # as content: through the content field's part when the protocol has one string of content (so
+        # that the text sent equals the message's content), else as a block of its own.
+        content = self._parts.get(roles["content"])
+        if content is not None and not content.per_region:
+            self._unparsed = content
+        else:
+            self._unparsed = _TextPart("content", strip=False, per_region=True, join=None)
         self._out: list[Chunk] = []
         # Block protocols and interleaved regions (extension 'interleaved'): the text part whose region is
         # open, and the one whose region a nested region (a tool call in the reasoning) interrupted.
@@ -276,6 +292,9 @@ class WireAdapter:
     # -- dispatch --------------------------------------------------------------------------------------
 
     def _event(self, event: ParserEvent, cut_off: bool) -> None:
+        if event["type"] == "unparsed":
+            self._on_unparsed(event)
+            return
         field = event.get("field")  # every parser event has one; events of other sources may not
         if event["type"] == "region_open" and self._active is not None and self._blocks:
             # A region opens inside a text region (interleaved): its block ends here, a new one starts
@@ -312,6 +331,22 @@ class WireAdapter:
             self._active = None
             if part.close() and part.per_region:
                 self._on_text_end(part.kind, cut_off)
+
+    def _on_unparsed(self, event: Unparsed) -> None:
+        """The raw text of a region that failed, kept by the parser: sent as content, where users see it.
+
+        In the block protocols (and without an implicit content field) it is a block of its own; the
+        region it came from has closed, so no other block is open then."""
+        part = self._unparsed
+        if part.per_region:
+            part.open()
+        first, text = part.chunk(event["text"])
+        if first:
+            self._on_text_start(part.kind)
+        if text:
+            self._on_text_delta(part.kind, text)
+        if part.per_region and part.close():
+            self._on_text_end(part.kind, False)
 
     # -- hooks -----------------------------------------------------------------------------------------
 
@@ -355,8 +390,8 @@ def run_stream(
 
     A :class:`~response_templates.ParseError` from the parser (a region that does not parse) does not
     stop the stream: the events it carries are translated and the stream goes on (the adapter ends a call
-    that was already announced as incomplete; see ``adapter.errors``). With ``sse=True`` the chunks come
-    as server-sent-event text, ending with the protocol's terminator.
+    that was already announced as incomplete, its arguments closed to valid JSON; see ``adapter.errors``).
+    With ``sse=True`` the chunks come as server-sent-event text, ending with the protocol's terminator.
     """
 
     def out(chunks: list[Chunk]) -> Iterator[Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..events import ToolCallEvent
 from ..jsonlex.canonical import dumps_arguments
@@ -45,8 +45,10 @@ class AnthropicMessagesAdapter(WireAdapter):
     ``text`` blocks, tool calls ``tool_use`` blocks whose input streams as ``input_json_delta``; blocks are
     numbered in order of appearance, and text before and after a tool call makes two text blocks, each
     its region's text, stripped. Every ``partial_json`` keeps the input sent so far a prefix of a JSON
-    object (the SDK parses it after each delta). ``stop_reason`` is ``max_tokens`` for
-    ``finish_reason="length"``, else ``tool_use`` when a tool call completed, else ``end_turn``.
+    object (the SDK parses it after each delta), and a block's ``partial_json`` texts always concatenate
+    to a JSON object, also for a call that failed (its text is closed, or ``{}``). ``stop_reason`` is
+    ``max_tokens`` for ``finish_reason="length"``, else ``tool_use`` when a tool call completed, else
+    ``end_turn``.
 
     Arguments as for :class:`~response_templates.wire.ChatCompletionsAdapter`, plus ``message_id``
     (default: a generated ``msg_...``).
@@ -78,10 +80,17 @@ class AnthropicMessagesAdapter(WireAdapter):
         message_id: str | None = None,
         fields: Mapping[str, str] | None = None,
         tool_streaming: str = "eager",
+        arguments: Literal["stream", "buffered"] = "stream",
         seed: int | None = None,
     ) -> None:
         super().__init__(
-            template, tools=tools, model=model, fields=fields, tool_streaming=tool_streaming, seed=seed
+            template,
+            tools=tools,
+            model=model,
+            fields=fields,
+            tool_streaming=tool_streaming,
+            arguments=arguments,
+            seed=seed,
         )
         self.id = message_id or self._ids.make("msg_")
         self._content: list[dict[str, Any]] = []  # the final blocks
@@ -162,14 +171,19 @@ class AnthropicMessagesAdapter(WireAdapter):
         elif event["type"] == "tool_call_end":
             block_index = self._block[index]
             block = self._content[block_index]
+            sent = "".join(self._json[index])
             if event["complete"]:
                 value = tool_input(event["input"])
-                sent = "".join(self._json[index])
                 if not sent:
                     self._partial_json(index, dumps_arguments(value))
                 block["input"] = value
             else:
-                block["input"] = partial_input("".join(self._json[index]))
+                # The streamer closed the text sent (its last delta); a call whose arguments were
+                # never streamed (sent whole, or held back) gets "{}": partial_json is always JSON.
+                if not sent:
+                    sent = "{}"
+                    self._partial_json(index, sent)
+                block["input"] = partial_input(sent)
             self._out.append({"type": "content_block_stop", "index": block_index})
 
     def _stop_reason(self, finish_reason: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..events import ToolCallEvent
 from ..language import ResponseTemplate
@@ -34,6 +34,10 @@ class ChatCompletionsAdapter(WireAdapter):
             not ``reasoning_content``, ``content`` and ``tool_calls``.
         tool_streaming: ``"eager"`` (announce a call as soon as its name is known and stream its
             arguments) or ``"at_close"`` (send each call whole once its region parsed).
+        arguments: ``"stream"`` (default: with ``"eager"``, the arguments are sent as they are written) or
+            ``"buffered"`` (the call is announced early, its arguments are sent whole once its region
+            parsed). A call that fails is ended with valid JSON either way: the text sent so far, closed
+            (``"stream"``), or ``{}`` (nothing was sent). See docs/wire.md, "A call that does not parse".
         seed: makes the generated ids reproducible (tests).
 
     Feed it ``parser.initial_events`` first (it then also returns the first chunk, with the role), the
@@ -83,6 +87,7 @@ class ChatCompletionsAdapter(WireAdapter):
         choice_index: int = 0,
         fields: Mapping[str, str] | None = None,
         tool_streaming: str = "eager",
+        arguments: Literal["stream", "buffered"] = "stream",
         seed: int | None = None,
     ) -> None:
         if reasoning_key not in _REASONING_KEYS:
@@ -93,6 +98,7 @@ class ChatCompletionsAdapter(WireAdapter):
             model=model,
             fields=fields,
             tool_streaming=tool_streaming,
+            arguments=arguments,
             seed=seed,
             created=created,
         )

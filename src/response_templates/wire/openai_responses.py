@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..events import ToolCallEvent
 from ..language import ResponseTemplate
@@ -61,6 +61,7 @@ class ResponsesAdapter(WireAdapter):
         response_fields: Mapping[str, Any] | None = None,
         fields: Mapping[str, str] | None = None,
         tool_streaming: str = "eager",
+        arguments: Literal["stream", "buffered"] = "stream",
         seed: int | None = None,
     ) -> None:
         super().__init__(
@@ -69,6 +70,7 @@ class ResponsesAdapter(WireAdapter):
             model=model,
             fields=fields,
             tool_streaming=tool_streaming,
+            arguments=arguments,
             seed=seed,
             created=created,
         )

@@ -1,0 +1,777 @@
+"""Templates for the engines and the Hub: a response template in the vocabulary of another implementation.
+
+:func:`export` turns one of our templates (a library family, a model id, template data or a compiled
+template) into the ``response_template`` JSON that a *target* reads: transformers 5.24 (the reference
+implementation), vLLM or SGLang (``--tool-call-parser response_template --reasoning-parser
+response_template``; both run a vendored copy of the reference parser). What a target cannot express is
+refused with :class:`ExportError`, naming the field, the key and the target; where a portable
+approximation exists the template is exported with an :class:`ExportWarning` that says which outputs read
+differently. :func:`update_tokenizer_config` writes the result into a local model folder.
+
+>>> import response_templates as rt
+>>> result = rt.templates.export("qwen3", target="vllm")
+>>> sorted(result.template["fields"])
+['content', 'thinking', 'tool_calls']
+>>> result.notes[0]
+"field 'reasoning_content' renamed to 'thinking' (the engines' name for reasoning)"
+>>> rt.templates.export("apertus", target="sglang")
+Traceback (most recent call last):
+...
+response_templates.export.ExportError: response_template field 'tool_calls', key 'transform': cannot export to sglang: it uses the extension 'item-transform' ...
+
+The constraints of each target are one table, :data:`CONSTRAINTS`, and what the export does with each
+extension another, :data:`APPROXIMATIONS` (both in docs/export.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import library
+from .errors import ResponseTemplateError, TemplateError
+from .language import ResponseTemplate, load_template
+from .language.registry import EXTENSION_ARGS, EXTENSION_FIELD_KEYS, EXTENSION_PARSERS, REGISTRY
+
+__all__ = [
+    "APPROXIMATIONS",
+    "CONSTRAINTS",
+    "TARGETS",
+    "ExportError",
+    "ExportResult",
+    "ExportWarning",
+    "ModelFolderError",
+    "export",
+    "update_tokenizer_config",
+]
+
+#: The targets :func:`export` knows.
+TARGETS: tuple[str, ...] = ("transformers", "vllm", "sglang")
+
+# ------------------------------------------------------------------------------ what each target reads
+
+#: transformers 5.24's template vocabulary (the engines vendor the same loader).
+REFERENCE_TOP_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
+REFERENCE_FIELD_KEYS = frozenset(
+    {
+        "open",
+        "open_pattern",
+        "close",
+        "close_pattern",
+        "content",
+        "content_args",
+        "repeats",
+        "join",
+        "optional",
+        "transform",
+        "transform_each",
+    }
+)
+REFERENCE_PARSERS = frozenset(
+    {"text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list"}
+)
+#: The only fields the engines route (everything else is refused by their loaders).
+ENGINE_FIELDS = frozenset({"thinking", "content", "tool_calls"})
+#: The engines' name for our ``reasoning_content``.
+ENGINE_RENAMES: Mapping[str, str] = {"reasoning_content": "thinking"}
+ENGINES = frozenset({"vllm", "sglang"})
+
+#: One row per constraint: (constraint, transformers 5.24, vLLM, SGLang). docs/export.md shows this table.
+CONSTRAINTS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "top-level keys",
+        "`version` (1), `defaults`, `fields`, `start_anchor`, `start_anchor_pattern`",
+        "as transformers",
+        "as transformers",
+    ),
+    (
+        "field keys",
+        "`open`, `open_pattern`, `close`, `close_pattern`, `content`, `content_args`, `repeats`, "
+        "`join`, `optional`, `transform`, `transform_each`",
+        "as transformers",
+        "as transformers",
+    ),
+    (
+        "content parsers",
+        "`text`, `int`, `float`, `bool`, `json`, `xml-inline`, `kv-lines`, `python-call-list`",
+        "as transformers",
+        "as transformers",
+    ),
+    (
+        "our extensions (`extensions` key)",
+        "none: each is approximated or refused (below)",
+        "as transformers",
+        "as transformers",
+    ),
+    (
+        "field names",
+        "any",
+        "`thinking`, `content`, `tool_calls` only",
+        "`thinking`, `content`, `tool_calls` only",
+    ),
+    ("reasoning field", "`reasoning_content` (kept)", "`thinking` (renamed)", "`thinking` (renamed)"),
+    ("`defaults`", "any JSON object", "`role` only", "`role` only"),
+    (
+        "`content` and `thinking` fields",
+        "any parser and keys",
+        "`text` parser, no `transform`, no `join`",
+        "`text` parser, no `transform`, no `join`, no explicit `strip: true`",
+    ),
+    (
+        "`tool_calls` values",
+        "any",
+        'chat shape `{"function": {"name", "arguments"}}`, else the call is dropped',
+        'chat shape `{"function": {"name", "arguments"}}`, else the call is dropped',
+    ),
+    (
+        "`optional: false`",
+        "checked",
+        "ignored (every field made optional)",
+        "ignored (every field made optional)",
+    ),
+    (
+        "text outside every region",
+        "discarded without an implicit field",
+        "content (an implicit `content` field is added when the template has none)",
+        "content (as vLLM)",
+    ),
+    (
+        "content and thinking as delivered",
+        "the field's parsed value",
+        "the streamed region text, concatenated, unstripped",
+        "the streamed region text, concatenated, unstripped",
+    ),
+)
+
+
+#: One row per extension feature: (feature, what the export does, which outputs read differently).
+#: docs/export.md shows this table; the warnings of :func:`export` say the same for one template.
+APPROXIMATIONS: tuple[tuple[str, str, str], ...] = (
+    (
+        "`python-calls` (content parser)",
+        "becomes `python-call-list`; with `content_args` (`name_suffix`): refused",
+        "outputs the strict grammar rejects fail to parse: calls without the enclosing `[...]`, positional "
+        "arguments, trailing commas, tuples, `\\x` escapes, integers beyond 2^53-1, raw newlines in strings",
+    ),
+    (
+        "`into` a field that exists",
+        "the feeding field is dropped",
+        "text in the dropped field's syntax is read as content (discarded without an implicit field)",
+    ),
+    (
+        "`into` an output key no field has",
+        "the first feeding field takes the key's name; the others are dropped",
+        "without `repeats`, an output with several of its regions keeps only the last region's items",
+    ),
+    ("`into` the implicit field (a wrapper)", "refused", "-"),
+    (
+        "`within` (`interleaved`)",
+        "dropped",
+        "a region written inside an unclosed region it may interrupt is read as that region's text",
+    ),
+    (
+        "`xml-values` arguments",
+        "`type_group`/`type_parsers`, `unescape`, `cdata`, `nested` dropped",
+        "values stay strings (typed only by the request's tools), keep HTML entities, keep CDATA markers, "
+        "keep child tags as raw text",
+    ),
+    (
+        "`close_json` (`json-value-end`)",
+        "the region closes with the implicit field's close (or at the end of the output)",
+        "text after the JSON value, before that close, is read into the value and makes it fail",
+    ),
+    (
+        '`"{path?}"` (`optional-placeholders`)',
+        "an object entry holding it is left out; in a list or as the whole transform: refused",
+        "the entry is never filled",
+    ),
+    ("`item-transform`, `json-envelope` (`route`)", "refused", "-"),
+    (
+        '`"transform": null` (a field whose values are discarded)',
+        'transformers: the literal `""`, an empty value the message leaves out (and `repeats` dropped); '
+        "engines: refused",
+        "with `repeats`, ours gives a list of nulls where the message lacks the key; otherwise none",
+    ),
+)
+
+
+class ExportError(TemplateError):
+    """A template feature the target cannot express, with no portable approximation.
+
+    ``field`` and ``key`` name the feature (``field`` is ``None`` for a top-level key); ``target`` is the
+    target that cannot read it, and ``reason`` says why.
+    """
+
+    def __init__(
+        self, message: str, *, target: str, field: str | None = None, key: str | None = None
+    ) -> None:
+        super().__init__(f"cannot export to {target}: {message}", field=field, key=key)
+        self.target = target
+        #: Why, without the target and the place (``field``, ``key``).
+        self.reason = message
+
+
+class ModelFolderError(ResponseTemplateError):
+    """A model folder that :func:`update_tokenizer_config` cannot update (no or a bad tokenizer_config.json)."""
+
+
+@dataclass(frozen=True)
+class ExportWarning:
+    """An approximation the export made: which outputs the target reads differently from us."""
+
+    field: str | None
+    key: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = ", ".join(
+            part
+            for part in (
+                f"field {self.field!r}" if self.field else "",
+                f"key {self.key!r}" if self.key else "",
+            )
+            if part
+        )
+        return f"{where}: {self.message}" if where else self.message
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """The outcome of :func:`export`.
+
+    ``template`` is the ``response_template`` JSON for the target; ``warnings`` the approximations (each
+    says which outputs read differently), ``notes`` the changes that read the same (a rename, a dropped
+    declaration). ``source`` is the library family the template came from, if any.
+    """
+
+    target: str
+    template: dict[str, Any]
+    warnings: tuple[ExportWarning, ...] = ()
+    notes: tuple[str, ...] = ()
+    source: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        """``"exportable"``, or ``"exportable with warnings"`` when an approximation was made."""
+        return "exportable with warnings" if self.warnings else "exportable"
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """The template as JSON text (non-ASCII kept)."""
+        return json.dumps(self.template, indent=indent, ensure_ascii=False)
+
+    def update_tokenizer_config(self, model_dir: str | os.PathLike[str]) -> Path:
+        """Write the template into ``model_dir/tokenizer_config.json``: see :func:`update_tokenizer_config`."""
+        return update_tokenizer_config(model_dir, self)
+
+
+# ------------------------------------------------------------------------------------------ resolving
+
+
+def _resolve(name_or_template: Any) -> tuple[ResponseTemplate, str | None]:
+    """The compiled template and the library family it came from (None for template data)."""
+    if isinstance(name_or_template, ResponseTemplate):
+        return name_or_template, None
+    if isinstance(name_or_template, Mapping):
+        return load_template(dict(name_or_template)), None
+    if isinstance(name_or_template, str):
+        text = name_or_template.strip()
+        if text.startswith("{"):
+            return load_template(text), None
+        try:
+            fam = library.family(text)
+        except library.UnknownModelError as by_name:
+            try:
+                fam = library.family_for_model(text)
+            except library.UnknownModelError as by_model:
+                raise (by_model if "/" in text else by_name) from None
+        return fam.template(), fam.resolved().name
+    raise ResponseTemplateError(
+        "export takes a library family name, a model id, template data (a dict or JSON text) or a compiled "
+        f"template, got {type(name_or_template).__name__}"
+    )
+
+
+# ------------------------------------------------------------------------------------------ exporting
+
+_OPTIONAL_PLACEHOLDER = re.compile(r"\{\w+(?:\.\w+)*\?\}")
+_XML_VALUES_WARNINGS: Mapping[str, str] = {
+    "type_group": "argument values are not typed by the attribute the pattern captures: they stay strings, "
+    "unless the request's tools give their types",
+    "type_parsers": "",  # reported with type_group
+    "unescape": "argument values keep HTML entities (&lt;, &amp;, ...) as the model wrote them",
+    "cdata": "argument values written as <![CDATA[...]]> keep the CDATA markers",
+    "nested": "argument values written as child tags stay raw text instead of becoming objects and arrays",
+}
+
+
+@dataclass
+class _Export:
+    target: str
+    data: dict[str, Any]
+    warnings: list[ExportWarning] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        fields: dict[str, Any] = self.data["fields"]
+        return fields
+
+    def refuse(self, message: str, field_name: str | None, key: str | None) -> ExportError:
+        return ExportError(message, target=self.target, field=field_name, key=key)
+
+    def warn(self, field_name: str | None, key: str | None, message: str) -> None:
+        self.warnings.append(ExportWarning(field_name, key, message))
+
+    def rename_field(self, old: str, new: str) -> None:
+        self.data["fields"] = {(new if name == old else name): spec for name, spec in self.fields.items()}
+
+
+def _implicit_name(fields: Mapping[str, Any]) -> str | None:
+    for name, spec in fields.items():
+        if "open" not in spec and "open_pattern" not in spec:
+            return name
+    return None
+
+
+def _opener(spec: Mapping[str, Any]) -> str:
+    """A field's open delimiter, for messages."""
+    opener = spec.get("open", spec.get("open_pattern"))
+    if isinstance(opener, list):
+        opener = opener[0] if opener else None
+    return json.dumps(opener, ensure_ascii=False) if opener is not None else "its"
+
+
+def _uses_features(
+    name: str, spec: Mapping[str, Any], declared: tuple[str, ...]
+) -> Iterator[tuple[str, str]]:
+    """``(extension, key)`` for every extension feature a field uses (from the extension registry)."""
+    for ext in REGISTRY:
+        for feature in ext.transform_features:
+            key = feature.used_in(spec, declared)
+            if key is not None:
+                yield ext.name, key
+    content = spec.get("content")
+    if isinstance(content, str) and content in EXTENSION_PARSERS:
+        yield EXTENSION_PARSERS[content], "content"
+    for key, ext_name in EXTENSION_FIELD_KEYS.items():
+        if key in spec:
+            yield ext_name, key
+    for ext_name, arg in _extension_args(spec.get("content", "text"), spec.get("content_args")):
+        yield ext_name, f"content_args.{arg}"
+
+
+def _extension_args(content: Any, args: Any) -> Iterator[tuple[str, str]]:
+    """``(extension, argument)`` for each extension argument in a field's top-level ``content_args``."""
+    if not isinstance(args, Mapping) or not isinstance(content, str):
+        return
+    for arg, ext_name in EXTENSION_ARGS.get(content, ()):
+        if arg in args:
+            yield ext_name, arg
+
+
+def _handle_into(ex: _Export) -> None:
+    """``into``: a wrapper of the implicit field is refused; feeders of an existing field are dropped (their
+    syntax reads as text); the one feeder of a key no field has takes that key's name."""
+    fields = ex.fields
+    implicit = _implicit_name(fields)
+    feeders: dict[str, list[str]] = {}
+    for name, spec in fields.items():
+        if "into" in spec:
+            feeders.setdefault(spec["into"], []).append(name)
+    for key, names in feeders.items():
+        if key == implicit:
+            raise ex.refuse(
+                f"it feeds its text 'into' the implicit field {key!r} (an optional wrapper); the target has no "
+                "way to read a wrapper's text as that field's text",
+                names[0],
+                "into",
+            )
+        dropped = names if key in fields else names[1:]
+        for name in dropped:
+            reading = "read that text as content" if implicit else "discard that text"
+            ex.warn(
+                name,
+                "into",
+                f"field dropped: outputs that use its syntax (open {_opener(fields[name])}) for {key!r} "
+                f"{reading} instead",
+            )
+            del ex.fields[name]
+        if key not in ex.fields:
+            keeper = names[0]
+            spec = ex.fields[keeper]
+            del spec["into"]
+            if not spec.get("repeats"):
+                ex.warn(
+                    key,
+                    "into",
+                    f"field {keeper!r} renamed to {key!r}: an output with more than one of its regions keeps "
+                    "only the last region's items (ours adds every region's items)",
+                )
+            else:
+                ex.notes.append(f"field {keeper!r} renamed to {key!r} (it was the only field feeding it)")
+            ex.rename_field(keeper, key)
+
+
+def _strip_optional_placeholders(value: Any, ex: _Export, name: str, path: str) -> Any:
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if isinstance(v, str) and _OPTIONAL_PLACEHOLDER.fullmatch(v):
+                ex.warn(
+                    name,
+                    "transform",
+                    f"{path}{k} is left out of every value (ours fills it from {v!r} when the output has it)",
+                )
+                continue
+            out[k] = _strip_optional_placeholders(v, ex, name, f"{path}{k}.")
+        return out
+    if isinstance(value, list):
+        if any(isinstance(v, str) and _OPTIONAL_PLACEHOLDER.fullmatch(v) for v in value):
+            raise ex.refuse(
+                "an optional placeholder '{path?}' inside a list has no equivalent", name, "transform"
+            )
+        return [_strip_optional_placeholders(v, ex, name, path) for v in value]
+    if isinstance(value, str) and _OPTIONAL_PLACEHOLDER.fullmatch(value):
+        raise ex.refuse(
+            "a transform that is one optional placeholder '{path?}' has no equivalent", name, "transform"
+        )
+    return value
+
+
+def _handle_field_features(ex: _Export, name: str, declared: tuple[str, ...]) -> None:
+    spec = ex.fields[name]
+    implicit = _implicit_name(ex.fields)
+    for ext_name, key in list(_uses_features(name, spec, declared)):
+        if ext_name == "into":
+            continue  # handled across fields, before this
+        if ext_name == "interleaved":
+            inside = spec.pop("within")
+            ex.warn(
+                name,
+                "within",
+                f"a {name!r} region written inside an unclosed {', '.join(map(repr, inside))} region is read "
+                "as that region's text (delimiters included)",
+            )
+        elif ext_name == "python-calls":
+            args = spec.get("content_args") or {}
+            if args:
+                raise ex.refuse(
+                    f"content parser 'python-calls' with content_args {sorted(args)} has no equivalent "
+                    "(the target's 'python-call-list' takes no arguments)",
+                    name,
+                    "content_args",
+                )
+            spec["content"] = "python-call-list"
+            spec.pop("content_args", None)
+            ex.warn(
+                name,
+                "content",
+                "'python-calls' approximated by the strict 'python-call-list': outputs it rejects fail to "
+                "parse in the target (calls without the enclosing [...], positional arguments, trailing "
+                "commas, tuples, \\x escapes, integers beyond 2^53-1, raw newlines in strings)",
+            )
+        elif ext_name == "xml-values":
+            arg = key.split(".", 1)[1]
+            args = spec["content_args"]
+            args.pop(arg, None)
+            if _XML_VALUES_WARNINGS.get(arg):
+                ex.warn(name, f"content_args.{arg}", _XML_VALUES_WARNINGS[arg])
+        elif ext_name == "json-value-end":
+            spec.pop("close_json")
+            closes = ex.fields[implicit].get("close") if implicit else None
+            if closes is not None:
+                spec["close"] = copy.deepcopy(closes)
+                until = f"until the end of the turn ({json.dumps(closes, ensure_ascii=False)})"
+            else:
+                until = "until the end of the output"
+            ex.warn(
+                name,
+                "close_json",
+                f"the region runs {until} instead of ending with its JSON value: text after the value (a "
+                "second call, a remark) is read into it and makes it fail to parse",
+            )
+        elif ext_name == "optional-placeholders" and key == "transform":
+            spec["transform"] = _strip_optional_placeholders(spec["transform"], ex, name, "")
+        else:
+            raise ex.refuse(
+                f"it uses the extension {ext_name!r} (key {key!r}), which the target lacks and which has no "
+                "portable approximation",
+                name,
+                key,
+            )
+    if spec.get("content_args") == {}:
+        del spec["content_args"]
+
+
+def _check_reference_vocabulary(ex: _Export) -> None:
+    for key in ex.data:
+        if key not in REFERENCE_TOP_KEYS:
+            raise ex.refuse(f"the target has no top-level key {key!r}", None, key)
+    for name, spec in ex.fields.items():
+        for key in spec:
+            if key not in REFERENCE_FIELD_KEYS:
+                raise ex.refuse(f"the target has no field key {key!r}", name, key)
+        parser = spec.get("content", "text")
+        args = spec.get("content_args")
+        depth = 0
+        while True:
+            if parser not in REFERENCE_PARSERS:
+                raise ex.refuse(f"the target has no content parser {parser!r}", name, "content")
+            inner = args.get("value_parser") if isinstance(args, Mapping) else None
+            if not isinstance(inner, Mapping) or depth > 16:
+                break
+            parser, args, depth = inner.get("name", "text"), inner.get("args"), depth + 1
+
+
+def _is_placeholder(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith("{") and value.endswith("}")
+
+
+def _is_chat_call(transform: Any) -> bool:
+    """Whether a tool-call transform can build the chat shape: ``function`` holds ``name`` and
+    ``arguments``, or is a placeholder (the model's own text decides)."""
+    if _is_placeholder(transform):
+        return True
+    function = transform.get("function") if isinstance(transform, Mapping) else None
+    if _is_placeholder(function):
+        return True
+    return isinstance(function, Mapping) and "name" in function and "arguments" in function
+
+
+def _handle_discard(ex: _Export, name: str) -> None:
+    """A field whose ``transform`` is null gives the value null (ours: a literal transform), which the
+    message leaves out; the reference reads null as "no transform" and would put the parsed text in the
+    message, so write the literal ``""``, an empty value it leaves out too."""
+    spec = ex.fields[name]
+    if "transform" not in spec or spec["transform"] is not None:
+        return
+    if ex.target in ENGINES:
+        raise ex.refuse(
+            'a field whose values are discarded ("transform": null) needs a field of its own, and the engines '
+            f"route only the fields {sorted(ENGINE_FIELDS)}",
+            name,
+            "transform",
+        )
+    spec["transform"] = ""
+    spec.pop("transform_each", None)
+    if spec.pop("repeats", False):
+        spec.pop("join", None)
+        ex.warn(
+            name,
+            "repeats",
+            "dropped with the null transform: where ours gives a list of nulls, one per region, the message "
+            "lacks the key",
+        )
+    else:
+        ex.notes.append(
+            f'field {name!r}: "transform": null written as the literal "", an empty value the message leaves out'
+        )
+
+
+def _engine_join(ex: _Export, name: str, spec: dict[str, Any]) -> None:
+    """``repeats`` with ``join`` on an engine's text field: dropped (the engines stream every region)."""
+    sep = spec.pop("join")
+    spec.pop("repeats", None)
+    between = f"without the separator {json.dumps(sep, ensure_ascii=False)}" if sep else 'as "join": "" does'
+    ex.warn(
+        name,
+        "join",
+        f"dropped (the engines refuse it): with more than one {name!r} region the engines stream every "
+        f"region's text back to back ({between}), and a parse of the whole output keeps only the last region",
+    )
+
+
+def _engine_renames(ex: _Export) -> None:
+    """Our field names -> the engines' (``reasoning_content`` -> ``thinking``), references included."""
+    for old, new in ENGINE_RENAMES.items():
+        if old in ex.fields:
+            if new in ex.fields:
+                raise ex.refuse(f"both {old!r} and {new!r} would be the engines' {new!r}", old, None)
+            ex.rename_field(old, new)
+            ex.notes.append(f"field {old!r} renamed to {new!r} (the engines' name for reasoning)")
+    for spec in ex.fields.values():
+        if isinstance(spec.get("into"), str):
+            spec["into"] = ENGINE_RENAMES.get(spec["into"], spec["into"])
+        if isinstance(spec.get("within"), list):
+            spec["within"] = [ENGINE_RENAMES.get(n, n) if isinstance(n, str) else n for n in spec["within"]]
+
+
+def _engine_constraints(ex: _Export) -> None:
+    for name in ex.fields:
+        if name not in ENGINE_FIELDS:
+            raise ex.refuse(
+                f"the engines route only the fields {sorted(ENGINE_FIELDS)}; {name!r} has no equivalent",
+                name,
+                None,
+            )
+    defaults = ex.data.get("defaults")
+    if isinstance(defaults, dict):
+        for key in [k for k in defaults if k != "role"]:
+            del defaults[key]
+            ex.warn(
+                None,
+                "defaults",
+                f"default {key!r} dropped (the engines accept only 'role'): messages where no region gives "
+                f"{key!r} lack it",
+            )
+    for name in ("thinking", "content"):
+        spec = ex.fields.get(name)
+        if spec is None:
+            continue
+        parser = spec.get("content", "text")
+        if parser != "text":
+            raise ex.refuse(
+                f"the engines stream {name!r} as text; content parser {parser!r} cannot", name, "content"
+            )
+        if "transform" in spec:
+            raise ex.refuse(
+                f"the engines stream {name!r} as plain text, without a transform", name, "transform"
+            )
+        if "join" in spec:
+            _engine_join(ex, name, spec)
+        args = spec.get("content_args") or {}
+        if ex.target == "sglang" and args.get("strip") is True:
+            del args["strip"]
+            if not args:
+                spec.pop("content_args", None)
+            ex.notes.append(
+                f'field {name!r}: explicit "strip": true dropped (SGLang refuses it; the text parser strips '
+                "by default, so the parsed value is the same)"
+            )
+    calls = ex.fields.get("tool_calls")
+    if calls is not None:
+        if "transform" not in calls:
+            ex.warn(
+                "tool_calls",
+                "transform",
+                'no transform: the engines take a call only in the chat shape {"function": {"name", '
+                '"arguments"}}; calls the model writes in another shape are dropped',
+            )
+        elif not _is_chat_call(calls["transform"]):
+            raise ex.refuse(
+                'the engines take a tool call only in the chat shape {"function": {"name", '
+                '"arguments"}}; this transform builds another shape, so every call would be dropped',
+                "tool_calls",
+                "transform",
+            )
+    for name, spec in ex.fields.items():
+        if spec.get("optional") is False:
+            ex.warn(name, "optional", "not enforced: the engines make every field optional")
+    if "content" not in ex.fields and _implicit_name(ex.fields) is None:
+        ex.warn(
+            None,
+            "fields",
+            "no implicit field: the engines add one named 'content', so text outside every region becomes "
+            "content (ours discards it)",
+        )
+
+
+def export(name_or_template: Any, target: str = "transformers") -> ExportResult:
+    """The ``response_template`` JSON of a template for ``target`` (``"transformers"``, ``"vllm"``, ``"sglang"``).
+
+    ``name_or_template`` is a library family name or alias, a model id (as for
+    :func:`response_templates.templates.for_model`), template data (a dict or JSON text) or a compiled
+    template. Raises :class:`ExportError` (a ``TemplateError``) naming the field, the key and the target
+    for what the target cannot express; an approximation is an :class:`ExportWarning` in the result.
+
+    >>> import response_templates as rt
+    >>> result = rt.templates.export("qwen3")
+    >>> result.verdict, result.template["fields"]["content"]
+    ('exportable', {'close': ['<|im_end|>', '<|endoftext|>']})
+    """
+    if target not in TARGETS:
+        raise ResponseTemplateError(f"unknown export target {target!r}; choose one of {', '.join(TARGETS)}")
+    template, source = _resolve(name_or_template)
+    ex = _Export(target, template.to_dict())
+    declared = tuple(ex.data.pop("extensions", ()))
+    if target in ENGINES:
+        _engine_renames(ex)
+    _handle_into(ex)
+    for name in list(ex.fields):
+        _handle_field_features(ex, name, declared)
+        _handle_discard(ex, name)
+    if declared:
+        used = {
+            e
+            for e, _ in (
+                u for n, s in template.source["fields"].items() for u in _uses_features(n, s, declared)
+            )
+        }
+        unused = [e for e in declared if e not in used]
+        if unused:
+            ex.notes.append(f"declared but unused extensions dropped: {', '.join(unused)}")
+    _check_reference_vocabulary(ex)
+    if target in ENGINES:
+        _engine_constraints(ex)
+    return ExportResult(target, ex.data, tuple(ex.warnings), tuple(ex.notes), source)
+
+
+# ---------------------------------------------------------------------------------- model folders
+
+
+def _indent_of(text: str) -> int | str:
+    """The indentation of a JSON file's first indented line (2 when there is none)."""
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and len(stripped) < len(line):
+            lead = line[: len(line) - len(stripped)]
+            return len(lead) if set(lead) == {" "} else lead
+    return 2
+
+
+def update_tokenizer_config(
+    model_dir: str | os.PathLike[str], result: ExportResult | Mapping[str, Any]
+) -> Path:
+    """Set ``response_template`` in ``model_dir/tokenizer_config.json``, in place; return the file's path.
+
+    Every other key is kept, in its order (an existing ``response_template`` keeps its place; a new one
+    goes last), with the file's indentation. The file is replaced atomically (a temporary file in the same
+    folder, then ``os.replace``), so a reader never sees half a file. A folder without
+    ``tokenizer_config.json``, or one whose file is not a JSON object, raises :class:`ModelFolderError`.
+    """
+    folder = Path(model_dir)
+    path = folder / "tokenizer_config.json"
+    if not folder.is_dir():
+        raise ModelFolderError(f"{str(folder)!r} is not a folder")
+    if not path.is_file():
+        raise ModelFolderError(
+            f"{str(folder)!r} has no tokenizer_config.json: pass the folder of a model's tokenizer (the one "
+            "save_pretrained writes), or write the template to a file instead"
+        )
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelFolderError(f"cannot read {str(path)!r}: {exc}") from None
+    bom = text.startswith("\ufeff")
+    try:
+        config = json.loads(text.removeprefix("\ufeff"))
+    except json.JSONDecodeError as exc:
+        raise ModelFolderError(f"{str(path)!r} is not valid JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise ModelFolderError(f"{str(path)!r} does not hold a JSON object")
+    template = result.template if isinstance(result, ExportResult) else dict(result)
+    config["response_template"] = copy.deepcopy(template)
+    out = ("\ufeff" if bom else "") + json.dumps(config, indent=_indent_of(text), ensure_ascii=False) + "\n"
+    mode = path.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tokenizer_config.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(out)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
