@@ -342,14 +342,12 @@ def chunkings(output: HostileOutput, seed: int = 0) -> dict[str, list[Any]]:
 
 
 def canon(value: Any) -> Any:
-    """``value`` with floats made comparable (NaN equals NaN) and every container a tuple."""
-    if isinstance(value, float):
-        return ("float", value.hex())
-    if isinstance(value, Mapping):
-        return ("dict", tuple((k, canon(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return ("list", tuple(canon(v) for v in value))
-    return value
+    """``value`` as comparable text: key order kept, NaN equal to NaN, ``1``/``1.0``/``True`` told apart.
+
+    JSON text rather than nested tuples, so that values nested as deep as the parser allows (512 levels)
+    are compared without Python recursion in this harness.
+    """
+    return json.dumps(value, ensure_ascii=False, default=repr)
 
 
 @dataclass
