@@ -139,7 +139,7 @@ def test_engines_refuse_fields_they_do_not_route() -> None:
     assert info.value.field == "answer"
     with pytest.raises(ex.ExportError) as info:
         rt.templates.export("gpt-oss", target="vllm")  # its field that reads and discards built-in calls
-    assert (info.value.field, info.value.key) == ("builtin_tool_call", "transform")
+    assert (info.value.field, info.value.key) == ("builtin_tool_call", None)
 
 
 def test_engines_refuse_a_tool_transform_that_cannot_build_the_chat_shape() -> None:
@@ -282,19 +282,15 @@ def test_optional_placeholder_entries_are_left_out() -> None:
         rt.templates.export(template)
 
 
-def test_a_null_transform_is_written_as_an_empty_literal_for_transformers() -> None:
+def test_a_null_transform_exports_as_it_is_and_reads_the_same() -> None:
     template = qwen_like(skip={"open": "<x>", "close": "</x>", "transform": None}, content={})
     result = rt.templates.export(template)
-    assert result.template["fields"]["skip"] == {"open": "<x>", "close": "</x>", "transform": ""}
-    assert not result.warnings and result.notes
-    text = "a<x>gone</x>b"
-    assert reference.parse_response(text, template, prefix="")["skip"] == "gone"  # null means "no transform"
-    assert "skip" not in reference.parse_response(text, result.template, prefix="")
-    assert "skip" not in rt.parse_response(text, template, prefix="")
-    template["fields"]["skip"]["repeats"] = True
-    result = rt.templates.export(template)
-    assert "repeats" not in result.template["fields"]["skip"]
-    assert [(w.field, w.key) for w in result.warnings] == [("skip", "repeats")]
+    assert result.template["fields"]["skip"] == {"open": "<x>", "close": "</x>", "transform": None}
+    assert not result.warnings
+    text = "<x>kept</x>"
+    # null means "no transform" in both implementations
+    assert reference.parse_response(text, result.template, prefix="")["skip"] == "kept"
+    assert rt.parse_response(text, template, prefix="")["skip"] == "kept"
 
 
 def test_unused_declared_extensions_are_dropped_with_a_note() -> None:

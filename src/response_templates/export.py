@@ -194,12 +194,6 @@ APPROXIMATIONS: tuple[tuple[str, str, str], ...] = (
         "the entry is never filled",
     ),
     ("`item-transform`, `json-envelope` (`route`)", "refused", "-"),
-    (
-        '`"transform": null` (a field whose values are discarded)',
-        'transformers: the literal `""`, an empty value the message leaves out (and `repeats` dropped); '
-        "engines: refused",
-        "with `repeats`, ours gives a list of nulls where the message lacks the key; otherwise none",
-    ),
 )
 
 
@@ -546,36 +540,6 @@ def _is_chat_call(transform: Any) -> bool:
     return isinstance(function, Mapping) and "name" in function and "arguments" in function
 
 
-def _handle_discard(ex: _Export, name: str) -> None:
-    """A field whose ``transform`` is null gives the value null (ours: a literal transform), which the
-    message leaves out; the reference reads null as "no transform" and would put the parsed text in the
-    message, so write the literal ``""``, an empty value it leaves out too."""
-    spec = ex.fields[name]
-    if "transform" not in spec or spec["transform"] is not None:
-        return
-    if ex.target in ENGINES:
-        raise ex.refuse(
-            'a field whose values are discarded ("transform": null) needs a field of its own, and the engines '
-            f"route only the fields {sorted(ENGINE_FIELDS)}",
-            name,
-            "transform",
-        )
-    spec["transform"] = ""
-    spec.pop("transform_each", None)
-    if spec.pop("repeats", False):
-        spec.pop("join", None)
-        ex.warn(
-            name,
-            "repeats",
-            "dropped with the null transform: where ours gives a list of nulls, one per region, the message "
-            "lacks the key",
-        )
-    else:
-        ex.notes.append(
-            f'field {name!r}: "transform": null written as the literal "", an empty value the message leaves out'
-        )
-
-
 def _engine_join(ex: _Export, name: str, spec: dict[str, Any]) -> None:
     """``repeats`` with ``join`` on an engine's text field: dropped (the engines stream every region)."""
     sep = spec.pop("join")
@@ -697,7 +661,6 @@ def export(name_or_template: Any, target: str = "transformers") -> ExportResult:
     _handle_into(ex)
     for name in list(ex.fields):
         _handle_field_features(ex, name, declared)
-        _handle_discard(ex, name)
     if declared:
         used = {
             e

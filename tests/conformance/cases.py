@@ -4563,6 +4563,17 @@ _CALL_OPEN_CLOSE = {
     "repeats": True,
     "transform": {"name": "{name}", "id": "{cid}", "text": "{content}"},
 }
+# "transform": null is no transform, in the reference as here.
+case(
+    "feature/transform-null-is-no-transform",
+    tpl({"x": {"open": "<x>", "close": "</x>", "transform": None}}),
+    "<x> v </x>",
+)
+case(
+    "feature/transform-null-with-repeats",
+    tpl({"x": {"open": "<x>", "close": "</x>", "repeats": True, "transform": None}}),
+    "<x>v</x><x>w</x>",
+)
 case(
     "ref524/close-capture-overrides-open-capture",
     tpl({"calls": _CALL_OPEN_CLOSE}),

@@ -896,7 +896,7 @@ def mutate(template: Mapping[str, Any], rng: random.Random, steps: int = 1) -> A
         path = rng.choice(paths)
         if not path:
             if rng.random() < 0.1:
-                return rng.choice(ODD_VALUES)
+                return _copy(rng.choice(ODD_VALUES))
             continue
         parent = data
         for step in path[:-1]:
@@ -904,7 +904,8 @@ def mutate(template: Mapping[str, Any], rng: random.Random, steps: int = 1) -> A
         last = path[-1]
         op = rng.random()
         if op < 0.6:
-            parent[last] = rng.choice(ODD_VALUES)
+            # a copy: a shared list or dict of ODD_VALUES would grow with every later mutation of it
+            parent[last] = _copy(rng.choice(ODD_VALUES))
         elif op < 0.75:
             del parent[last]
         elif op < 0.9 and isinstance(parent, dict):

@@ -196,7 +196,7 @@ def _draft(name: str, spec: Mapping[str, Any], declared: tuple[str, ...]) -> Fie
     join = _join(spec, name, repeats)
     _check_declared(spec, name, declared)
     parser, content_args = _content(spec, name, declared)
-    has_transform = "transform" in spec
+    has_transform = spec.get("transform") is not None  # null means no transform, as in the reference
     if transform_each and not has_transform:
         raise TemplateError("'transform_each' needs a 'transform'", field=name, key="transform_each")
     groups = (open_d.group_names if open_d else frozenset()) | (
