@@ -51,6 +51,10 @@ from response_templates.verify import json_type
 
 DATA = Path(__file__).resolve().parent / "data"
 SAMPLES_FILE = DATA / "model_output_samples.jsonl"
+#: Samples written here from a family's documented format or taken (as data) from peers' test suites,
+#: one ``<family>.jsonl`` per library family, in the schema of ``SAMPLES_FILE``. A sample may carry its
+#: tools' JSON schemas inline as ``context.tool_schemas`` (a list of tool dicts).
+FAMILY_SAMPLES_DIR = DATA / "family_samples"
 TOOLS_FILE = DATA / "sample_tools.json"
 EXCEPTIONS_FILE = DATA / "sample_exceptions.json"
 
@@ -86,8 +90,13 @@ class Verdict:
 
 
 def load_samples() -> list[dict[str, Any]]:
-    with SAMPLES_FILE.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    """The research set's samples, then the per-family sample files in name order."""
+    files = [SAMPLES_FILE, *sorted(FAMILY_SAMPLES_DIR.glob("*.jsonl"))]
+    samples: list[dict[str, Any]] = []
+    for path in files:
+        with path.open(encoding="utf-8") as f:
+            samples.extend(json.loads(line) for line in f if line.strip())
+    return samples
 
 
 def load_tools() -> dict[str, Any]:
@@ -129,6 +138,9 @@ def prefix_for(sample: Mapping[str, Any], fam: library.Family) -> tuple[str, str
 
 def tools_for(sample: Mapping[str, Any], table: Mapping[str, Any]) -> tuple[list[Any] | None, bool]:
     """``(tools, inferred)`` for a sample (see the module docstring)."""
+    schemas = sample["context"].get("tool_schemas")
+    if schemas:
+        return list(schemas), False
     names = sample["context"].get("tools")
     if names:
         tools = [table[name] for name in names if name in table]
