@@ -544,6 +544,7 @@ def round_trip(
     skipped with the reason instead of compared.
     """
     compiled = load_template(response_template)
+    _environment()  # without jinja2 nothing can be rendered: say so once, not once per case
     fields = {f.name for f in compiled.fields}
     if messages is None:
         cases = default_cases(
