@@ -1,11 +1,15 @@
-"""Run one documentation page's code blocks, or import one example, with only some packages importable.
+"""Run documentation pages' code blocks, or import examples, with only some packages importable.
 
-Used by tests/test_install_extras.py as ``python -S tests/doc_runner.py SITE FILE``: ``-S`` leaves the
-environment's site-packages off ``sys.path``; ``SITE`` is a folder holding links to the packages a
-``pip install 'response-templates[EXTRA]'`` would install, and nothing else. Runs the ``python`` blocks
-in order in one namespace and the ``pycon`` blocks as doctests, as tests/test_examples.py does; a ``.py``
-file is imported (not run as ``__main__``: a server example would serve forever). Exits 1 with the
-failure on stderr. Needs nothing but the standard library (pytest is not importable there).
+* ``python -S tests/doc_runner.py --site SITE FILE`` (tests/test_install_extras.py): ``-S`` leaves the
+  environment's site-packages off ``sys.path``; ``SITE`` is a folder holding links to the packages a
+  ``pip install 'response-templates[EXTRA]'`` would install, and nothing else.
+* ``python tests/doc_runner.py --extra EXTRA`` (``make test-install``, in a fresh venv where the wheel was
+  installed with that extra): every page and example that needs exactly that extra (:data:`NEEDS`;
+  ``core``: those that need none).
+
+Runs the ``python`` blocks in order in one namespace and the ``pycon`` blocks as doctests, as
+tests/test_examples.py does; a ``.py`` file is imported (not run as ``__main__``: a server example would
+serve forever). Exits 1 with the failure on stderr. Needs nothing but the standard library.
 """
 
 from __future__ import annotations
@@ -18,6 +22,24 @@ import re
 import runpy
 import sys
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The extra each page or example needs beyond the core install (the page says so); the others need none.
+NEEDS = {
+    "docs/tokenizers.md": "transformers",
+    "examples/openai_server.py": "serve",
+}
+
+
+def targets() -> list[Path]:
+    """Every page and example."""
+    return [
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "examples").glob("*.py")),
+    ]
+
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)\n", re.MULTILINE)
 
@@ -56,10 +78,7 @@ def run_page(path: Path) -> None:
                 raise AssertionError(f"pycon block at {where}:\n{report.getvalue()}")
 
 
-def main() -> int:
-    site, target = sys.argv[1], Path(sys.argv[2])
-    sys.path.insert(0, site)
-    os.chdir(Path(__file__).resolve().parent.parent)  # the pages read files relative to the repository
+def run(target: Path) -> bool:
     try:
         if target.suffix == ".py":
             runpy.run_path(str(target), run_name="doc_runner_import")
@@ -67,8 +86,21 @@ def main() -> int:
             run_page(target)
     except BaseException as exc:
         sys.stderr.write(f"{target.name}: {type(exc).__name__}: {exc}\n")
-        return 1
-    return 0
+        return False
+    return True
+
+
+def main() -> int:
+    os.chdir(ROOT)  # the pages read files relative to the repository
+    if sys.argv[1] == "--site":
+        sys.path.insert(0, sys.argv[2])
+        return 0 if run(Path(sys.argv[3])) else 1
+    assert sys.argv[1] == "--extra", "usage: doc_runner.py --site SITE FILE | --extra EXTRA"
+    extra = None if sys.argv[2] == "core" else sys.argv[2]
+    chosen = [t for t in targets() if NEEDS.get(str(t.relative_to(ROOT))) == extra]
+    failed = [t for t in chosen if not run(t)]
+    print(f"{len(chosen) - len(failed)} passed, {len(failed)} failed (with the {sys.argv[2]} install)")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -21,18 +21,13 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from doc_runner import NEEDS, targets
+
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
-#: The extra each page or example needs beyond the core install; the others need none.
-NEEDS = {
-    "docs/tokenizers.md": "transformers",
-    "examples/openai_server.py": "serve",
-}
 #: Extras for users (the others are for working on the project).
 USER_EXTRAS = ["hf", "verify", "transformers", "serve"]
 
@@ -96,7 +91,7 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str | None, Path]:
 
 def run_isolated(site: Path, target: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-S", str(ROOT / "tests" / "doc_runner.py"), str(site), str(target)],
+        [sys.executable, "-S", str(ROOT / "tests" / "doc_runner.py"), "--site", str(site), str(target)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -108,7 +103,7 @@ def name_of(path: Path) -> str:
     return str(path.relative_to(ROOT))
 
 
-@pytest.mark.parametrize("path", DOCS + EXAMPLES, ids=name_of)
+@pytest.mark.parametrize("path", targets(), ids=name_of)
 def test_runs_with_the_extra_it_names(path: Path, sites: dict[str | None, Path]) -> None:
     extra = NEEDS.get(name_of(path))
     if extra is not None:
