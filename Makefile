@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-thorough test-torch lint typecheck bench conformance clean
+.PHONY: demo test test-thorough test-torch test-install lint typecheck bench conformance clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,19 @@ test-torch:
 	.venv-torch/bin/python -m pip install -q -e '.[test,reference]' torch==2.13.0
 	.venv-torch/bin/python -m pytest -p no:xdist -q tests/hf/test_hf_streamer_threads.py tests/hf/test_hf_streamer.py
 
+# The wheel, installed with each extra into a fresh venv (.venv-install/EXTRA), runs the docs pages and
+# examples that name that extra (tests/doc_runner.py); tests/test_install_extras.py checks the same in
+# the suite without installing. Downloads transformers and its dependencies: not part of `make test`.
+INSTALL_EXTRAS := core hf verify transformers serve
+test-install:
+	rm -rf .venv-install && $(PYTHON) -m pip wheel -q --no-deps -w .venv-install/dist .
+	for extra in $(INSTALL_EXTRAS); do \
+	  wheel=$$(ls .venv-install/dist/*.whl); \
+	  $(PYTHON) -m venv .venv-install/$$extra && \
+	  .venv-install/$$extra/bin/python -m pip install -q "$$wheel$$(test $$extra = core || echo "[$$extra]")" && \
+	  .venv-install/$$extra/bin/python tests/doc_runner.py --extra $$extra || exit 1; \
+	done
+
 # The conformance suite as data (conformance/cases.json): in sync with tests/conformance, passed by ours;
 # transformers 5.24's score is printed (its failures are expected: docs/conformance.md).
 conformance: $(VENV)/.installed-test
@@ -57,4 +70,4 @@ conformance: $(VENV)/.installed-test
 	-$(BIN)/python conformance/run.py --impl transformers
 
 clean:
-	rm -rf $(VENV) .venv-torch .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-torch .venv-install .pytest_cache .ruff_cache .hypothesis

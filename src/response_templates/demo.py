@@ -12,7 +12,10 @@ from __future__ import annotations
 import json
 import os
 import random
+import shlex
+import shutil
 import sys
+import sysconfig
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
     else:
         from importlib.abc import Traversable
 
-__all__ = ["DemoData", "load_demo_data", "run", "token_chunks"]
+__all__ = ["DemoData", "load_demo_data", "run", "token_chunks", "try_it_lines"]
 
 TEMPLATE_FILE = "demo_qwen3_template.json"
 PROMPT_FILE = "demo_qwen3_prompt.txt"
@@ -192,6 +195,43 @@ def _display_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+def _command() -> str:
+    """How to run this installation's command line from here: ``response-templates`` when the shell
+    finds this environment's script, else the script's path, else this interpreter with ``-m``."""
+    scripts = sysconfig.get_path("scripts")
+    script = Path(scripts, "response-templates.exe" if os.name == "nt" else "response-templates")
+    found = shutil.which("response-templates")
+    if found is not None and script.exists() and Path(found).resolve() == script.resolve():
+        return "response-templates"
+    if script.exists():
+        return shlex.quote(_display_path(str(script)))
+    return f"{shlex.quote(_display_path(sys.executable))} -m response_templates"
+
+
+def try_it_lines(folder: Path) -> list[str]:
+    """The ``try it`` lines of the demo: a ``parse`` command on the bundled files that runs as printed
+    in the current directory, with or without this environment on ``PATH`` (``make demo`` does not put
+    ``.venv/bin`` there)."""
+    command = _command()
+    if command == "response-templates":
+        return [
+            f"try it    cd {shlex.quote(_display_path(str(folder)))}",
+            f"          response-templates parse --template {TEMPLATE_FILE} --prefix {PROMPT_FILE} \\",
+            f"              --tools {TOOLS_FILE} {OUTPUT_FILE}",
+        ]
+
+    def path(name: str) -> str:
+        return shlex.quote(_display_path(str(folder / name)))
+
+    return [
+        f"try it    {command} parse \\",
+        f"              --template {path(TEMPLATE_FILE)} \\",
+        f"              --prefix {path(PROMPT_FILE)} \\",
+        f"              --tools {path(TOOLS_FILE)} \\",
+        f"              {path(OUTPUT_FILE)}",
+    ]
+
+
 def _signature(tool: dict[str, Any]) -> str:
     function = tool.get("function", tool)
     props = function.get("parameters", {}).get("properties", {})
@@ -303,12 +343,8 @@ def run(out: TextIO | None = None, *, color: bool | None = None) -> int:
         f"check     streamed message == parse_response(whole output): {same_message}; "
         f"open/close events\n          same as feeding it in one piece: {same_events} -> {verdict}\n\n"
     )
-    folder = _display_path(str(Path(data.paths["output"]).parent))
-    w(f"try it    cd {folder}\n")
-    w(
-        f"          response-templates parse --template {TEMPLATE_FILE} --prefix {PROMPT_FILE} \\\n"
-        f"              --tools {TOOLS_FILE} {OUTPUT_FILE}\n"
-    )
+    for line in try_it_lines(Path(data.paths["output"]).parent):
+        w(line + "\n")
     return 0 if same_message and same_events else 1
 
 

@@ -542,8 +542,12 @@ def round_trip(
     from the generation prompt). Text is compared stripped; a field whose text the chat template does not
     render (reasoning dropped from history, tool calls not rendered, call ids replaced) is reported as
     skipped with the reason instead of compared.
+
+    Raises :class:`~response_templates.ResponseTemplateError` at once when jinja2 is not installed
+    (the ``verify`` extra), and :class:`~response_templates.TemplateError` for an invalid template.
     """
     compiled = load_template(response_template)
+    _environment()  # without jinja2 nothing can be rendered: say so once, not once per case
     fields = {f.name for f in compiled.fields}
     if messages is None:
         cases = default_cases(

@@ -240,11 +240,13 @@ def test_parse_error_exits_1_without_traceback(
     assert err.count("\n") == 1
 
 
-def test_invalid_utf8_input_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_utf8_input_is_an_unreadable_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "out.txt"
     path.write_bytes(b"abc\xff")
     code, _, err = run(capsys, "parse", "--template", TEMPLATE, "--no-prefix", path)
-    assert code == 1
+    assert code == 2  # not "the output does not fit the template" (1): it could not be read as text
     assert "not valid UTF-8 at byte 3" in err
 
 

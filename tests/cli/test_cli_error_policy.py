@@ -82,7 +82,7 @@ def test_keep_with_invalid_utf8(
     output = tmp_path / "bad.bin"
     output.write_bytes(b"caf\xc3 ok<|im_end|>")
     code, out, err = run(capsys, "parse", "-t", template, "--no-prefix", output)
-    assert code == 1
+    assert code == 2 and "--errors keep" in err  # unreadable as text; the hint says what keeps it
     code, out, err = run(capsys, "parse", "-t", template, "--no-prefix", "--errors", "keep", output)
     assert code == 0 and json.loads(out)["content"] == "caf\ufffd ok"
     assert "invalid UTF-8" in error_lines(err)[0]["message"]

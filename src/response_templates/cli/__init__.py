@@ -14,8 +14,10 @@ Commands:
   model id or file) as the ``response_template`` another implementation reads; ``--model-dir`` sets it in a
   local model folder's ``tokenizer_config.json``.
 
-Exit codes: 0 success; 1 the model output does not fit the template (a parse error); 2 the run could not
-start (usage error, unreadable file, invalid template or tools); 130 interrupted. Errors are one
+Exit codes: 0 success; 1 the model output does not fit the template (a parse error), or another command's
+negative answer (``detect``: no family, ``verify``: a case failed, ``lint``: errors or warnings); 2 the
+run could not start or its input could not be read (usage error, unreadable file, model output that is
+not UTF-8, invalid template or tools, a missing optional dependency); 130 interrupted. Errors are one
 ``error: ...`` line on stderr, never a traceback; stdout carries only results, so it can be piped.
 
 Adding a command: write a function that takes the ``subparsers`` object, adds a sub-parser and sets its

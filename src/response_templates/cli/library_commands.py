@@ -62,7 +62,7 @@ def family_arg(name: str) -> Any:
     try:
         return library.family(name)
     except library.UnknownModelError as exc:
-        raise CLIError(f"{exc} (see '{PROG} list --all')") from None
+        raise CLIError(f"{exc} (see '{PROG} list')") from None
 
 
 def read_chat_template(path: str, streams: Streams) -> str:
@@ -95,13 +95,11 @@ def add_list(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "list",
         help="list the model families of the built-in library",
-        description="List the model families of the built-in library: name, status, models.",
+        description="List the model families of the built-in library: name, status, title. A family "
+        "whose format needs a template-language extension has no template; its status says which.",
     )
-    parser.add_argument(
-        "--all",
-        action="store_true",
-        help="include the families whose format needs a template-language extension",
-    )
+    # Every family is listed (one without a template says so in its status); --all once added those.
+    parser.add_argument("--all", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
     parser.set_defaults(handler=_run_list)
 
@@ -109,7 +107,9 @@ def add_list(subparsers: Any) -> None:
 def _run_list(args: argparse.Namespace, streams: Streams) -> int:
     from .. import library
 
-    fams = [f for f in library.families() if args.all or f.has_template]
+    if args.all:
+        streams.warn("--all is no longer needed: 'list' shows every family; it will be removed")
+    fams = library.families()
     out = streams.stdout
     if args.json:
         for fam in fams:
@@ -168,7 +168,8 @@ def add_detect(subparsers: Any) -> None:
         help="name the library family of a chat template",
         description="Identify the model family of a Jinja chat template (a .jinja file or a "
         "tokenizer_config.json) by its fingerprint or markers.",
-        epilog="exit codes: 0 recognized; 1 unknown (near matches on stderr); 2 unreadable file",
+        epilog='exit codes: 0 recognized; 1 unknown (near matches on stderr; with --json, {"name": null, '
+        '..., "near_matches": [...]} on stdout); 2 unreadable file',
     )
     parser.add_argument("chat_template", metavar="CHAT_TEMPLATE_FILE")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -182,6 +183,9 @@ def _run_detect(args: argparse.Namespace, streams: Streams) -> int:
     try:
         fam = library.detect_family(text)
     except library.UnknownModelError as exc:
+        if args.json:  # stdout always holds the answer: here, that no family fits
+            unknown = dict.fromkeys(("name", "title", "status", "matched_by"))
+            dump_line({**unknown, "confidence": 0.0, "near_matches": exc.near_matches}, streams.stdout)
         streams.error(str(exc))
         return EXIT_PARSE_ERROR
     best = next((c for c in library.detect_all(text) if c.family.name == fam.name), None)
@@ -324,9 +328,9 @@ def _run_lint(args: argparse.Namespace, streams: Streams) -> int:
             dump_line(issue.to_dict(), streams.stdout)
         else:
             streams.stdout.write(f"{issue}\n")
-    if not args.json:
+    if not args.json:  # the summary is part of the report, on stdout with it
         counts = {level: sum(i.level == level for i in issues) for level in ("error", "warning", "note")}
-        streams.stderr.write(
+        streams.stdout.write(
             ", ".join(f"{n} {level}{'s' if n != 1 else ''}" for level, n in counts.items()) + "\n"
         )
     return EXIT_PARSE_ERROR if any(i.level in ("error", "warning") for i in issues) else EXIT_OK

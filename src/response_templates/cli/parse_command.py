@@ -29,6 +29,7 @@ from .shared import (
     add_prefix_arguments,
     add_tools_argument,
     decode,
+    decode_pieces,
     dump_line,
     error_record,
     load_template_file,
@@ -70,16 +71,6 @@ def _run_demo(args: argparse.Namespace, streams: Streams) -> int:
 # ------------------------------------------------------------------------------------------------ parse
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def add_parse(subparsers: Any, *, handler: Handler | None = None) -> None:
     """The ``parse`` command; ``handler`` replaces :func:`run_parse` (``cli`` passes its own seam)."""
     parser = subparsers.add_parser(
@@ -119,10 +110,10 @@ def add_parse(subparsers: Any, *, handler: Handler | None = None) -> None:
     )
     parser.add_argument(
         "--chunk-size",
-        type=_positive_int,
+        type=int,
         metavar="N",
-        help="with --stream: feed the output N characters at a time, to see what token-by-token streaming "
-        "gives",
+        help="with --stream: feed the output N characters at a time (N >= 1), to see what token-by-token "
+        "streaming gives",
     )
     parser.add_argument(
         "--errors",
@@ -179,6 +170,8 @@ def run_parse(
     """Run ``parse``; ``parse`` parses a whole output (the seam :mod:`response_templates.cli` fills)."""
     if args.chunk_size is not None and not args.stream:
         raise CLIError("--chunk-size only applies with --stream")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise CLIError(f"--chunk-size must be at least 1 (characters per piece), got {args.chunk_size}")
     if args.prefix is None and args.prefix_text is None and not args.no_prefix:
         raise CLIError(PREFIX_MISSING)
     template = load_template_file(args.template, streams) if args.template else library_template(args.model)
@@ -192,7 +185,7 @@ def run_parse(
         if keep:
             message = parse(data, template, prefix=prefix, tools=tools, errors="keep", missing_anchor="parse")
         else:
-            text = decode(data, args.input, "model output", code=EXIT_PARSE_ERROR)
+            text = decode(data, args.input, "model output")
             message = parse(text, template, prefix=prefix, tools=tools, missing_anchor="parse")
         streams.stdout.write(json.dumps(message, indent=2, ensure_ascii=False) + "\n")
         if keep and isinstance(message, ParsedMessage):
@@ -227,11 +220,13 @@ def _stream(
         if args.errors == "keep":
             text = data.decode("utf-8", "replace")  # as the parser decodes bytes with --errors keep
         else:
-            text = decode(data, args.input, "model output", code=EXIT_PARSE_ERROR)
+            text = decode(data, args.input, "model output")
         size = args.chunk_size
         pieces = (text[i : i + size] for i in range(0, len(text), size))
+    elif args.errors == "keep":
+        pieces = _input_pieces(args.input, streams)  # the parser replaces invalid bytes and records them
     else:
-        pieces = _input_pieces(args.input, streams)
+        pieces = decode_pieces(_input_pieces(args.input, streams), args.input, "model output")
     for piece in pieces:
         try:
             events = parser.feed(piece)

@@ -8,7 +8,9 @@ message per problem, the ``--template`` / ``--prefix`` / ``--tools`` options wit
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, TextIO
 
@@ -30,6 +32,7 @@ __all__ = [
     "add_template_argument",
     "add_tools_argument",
     "decode",
+    "decode_pieces",
     "dump_line",
     "error_record",
     "load_template_file",
@@ -104,13 +107,39 @@ def read_bytes(path: str, what: str, streams: Streams) -> bytes:
         raise CLIError(f"cannot read the {what} {path!r}: {exc.strerror or exc}") from None
 
 
-def decode(data: bytes, path: str, what: str, *, code: int = EXIT_USAGE) -> str:
-    """``data`` as UTF-8; :class:`CLIError` with exit code ``code`` at the first bad byte."""
+def _not_utf8(path: str, what: str, offset: int) -> CLIError:
+    source = "stdin" if path == "-" else repr(path)
+    hint = " (parse --errors keep replaces invalid bytes with U+FFFD)" if what == "model output" else ""
+    return CLIError(f"the {what} ({source}) is not valid UTF-8 at byte {offset}{hint}")
+
+
+def decode(data: bytes, path: str, what: str) -> str:
+    """``data`` as UTF-8; :class:`CLIError` (exit code 2: an unreadable input) at the first bad byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        source = "stdin" if path == "-" else repr(path)
-        raise CLIError(f"the {what} ({source}) is not valid UTF-8 at byte {exc.start}", code=code) from None
+        raise _not_utf8(path, what, exc.start) from None
+
+
+def decode_pieces(pieces: Iterable[str | bytes], path: str, what: str) -> Iterator[str]:
+    """:func:`decode` for input read piece by piece (a character may be split between pieces)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0  # bytes decoded before the current piece
+    for piece in pieces:
+        if isinstance(piece, str):
+            yield piece
+            continue
+        try:
+            text = decoder.decode(piece)
+        except UnicodeDecodeError as exc:
+            held = len(decoder.getstate()[0])
+            raise _not_utf8(path, what, offset - held + exc.start) from None
+        offset += len(piece)
+        yield text
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, what, offset - len(exc.object) + exc.start) from None
 
 
 def read_json(path: str, what: str, streams: Streams) -> Any:

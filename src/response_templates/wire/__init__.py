@@ -11,22 +11,27 @@ official SDKs reassemble from the stream.
 * :class:`ResponsesAdapter`: OpenAI Responses API events (``response.created`` ... ``response.completed``).
 * :class:`AnthropicMessagesAdapter`: Anthropic Messages events (``message_start`` ... ``message_stop``).
 
-:func:`run_stream` drives a parser and an adapter over the model's output. See ``docs/wire.md``.
+:func:`run_stream` drives a parser and an adapter over the model's output, :func:`arun_stream` does it for
+an async engine; either takes the finish reason and usage at the end (:class:`StreamEnd`). See
+``docs/wire.md``.
 """
 
 from __future__ import annotations
 
-from ._base import DEFAULT_FIELDS, Usage, WireAdapter, run_stream
+from ._base import DEFAULT_FIELDS, Usage, WireAdapter
 from .anthropic import AnthropicMessagesAdapter
 from .openai_chat import ChatCompletionsAdapter
 from .openai_responses import ResponsesAdapter
+from .stream import StreamEnd, arun_stream, run_stream
 
 __all__ = [
     "DEFAULT_FIELDS",
     "AnthropicMessagesAdapter",
     "ChatCompletionsAdapter",
     "ResponsesAdapter",
+    "StreamEnd",
     "Usage",
     "WireAdapter",
+    "arun_stream",
     "run_stream",
 ]

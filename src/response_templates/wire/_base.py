@@ -7,14 +7,13 @@ import random
 import secrets
 import string
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import ParseError, ParserStateError, TemplateError
+from ..errors import ParserStateError, TemplateError
 from ..events import ParserEvent, ToolCallEvent, Unparsed
 from ..language import ResponseTemplate, load_template
-from ..parser import ResponseParser
 from ..toolstream import ToolCallStreamer
 from ..toolstream.streamer import ARGUMENT_MODES
 
@@ -26,7 +25,6 @@ __all__ = [
     "WireAdapter",
     "dumps_chunk",
     "partial_input",
-    "run_stream",
 ]
 
 #: One chunk of a protocol's stream (a JSON object; its shape is the protocol's).
@@ -375,46 +373,6 @@ class WireAdapter:
 def dumps_chunk(chunk: Chunk) -> str:
     """A chunk as compact JSON, the way it goes on the wire."""
     return json.dumps(chunk, separators=(",", ":"))
-
-
-def run_stream(
-    parser: ResponseParser,
-    adapter: WireAdapter,
-    pieces: Iterable[str | bytes],
-    *,
-    finish_reason: str = "stop",
-    usage: Usage | None = None,
-    sse: bool = False,
-) -> Iterator[Any]:
-    """Drive ``parser`` and ``adapter`` over the model output ``pieces``; yield the stream chunks.
-
-    A :class:`~response_templates.ParseError` from the parser (a region that does not parse) does not
-    stop the stream: the events it carries are translated and the stream goes on (the adapter ends a call
-    that was already announced as incomplete, its arguments closed to valid JSON; see ``adapter.errors``).
-    With ``sse=True`` the chunks come as server-sent-event text, ending with the protocol's terminator.
-    """
-
-    def out(chunks: list[Chunk]) -> Iterator[Any]:
-        if sse:
-            if chunks:
-                yield adapter.encode(chunks)
-        else:
-            yield from chunks
-
-    yield from out(adapter.feed(parser.initial_events))
-    for piece in pieces:
-        try:
-            events = parser.feed(piece)
-        except ParseError as exc:
-            events = exc.events or []
-        yield from out(adapter.feed(events))
-    try:
-        _, final_events = parser.finalize()
-    except ParseError as exc:
-        final_events = exc.events or []
-    yield from out(adapter.finish(final_events, finish_reason=finish_reason, usage=usage))
-    if sse and adapter.sse_terminator:
-        yield adapter.sse_terminator
 
 
 def partial_input(text: str) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from ..events import ToolCallEvent
+from ..events import ParserEvent, ToolCallEvent
 from ..language import ResponseTemplate
 from ._base import Chunk, Usage, WireAdapter, dumps_chunk
 
@@ -38,6 +38,10 @@ class ChatCompletionsAdapter(WireAdapter):
             ``"buffered"`` (the call is announced early, its arguments are sent whole once its region
             parsed). A call that fails is ended with valid JSON either way: the text sent so far, closed
             (``"stream"``), or ``{}`` (nothing was sent). See docs/wire.md, "A call that does not parse".
+        include_usage: the request's ``stream_options.include_usage``. ``True``: every chunk carries
+            ``"usage": null`` and the stream ends with a chunk holding the usage and no choices (``finish``
+            then needs ``usage``); ``False``: no usage chunk, even when ``finish`` gets a usage (the
+            non-streamed object still has it); ``None`` (default): a usage chunk when ``finish`` gets a usage.
         seed: makes the generated ids reproducible (tests).
 
     Feed it ``parser.initial_events`` first (it then also returns the first chunk, with the role), the
@@ -88,6 +92,7 @@ class ChatCompletionsAdapter(WireAdapter):
         fields: Mapping[str, str] | None = None,
         tool_streaming: str = "eager",
         arguments: Literal["stream", "buffered"] = "stream",
+        include_usage: bool | None = None,
         seed: int | None = None,
     ) -> None:
         if reasoning_key not in _REASONING_KEYS:
@@ -104,6 +109,7 @@ class ChatCompletionsAdapter(WireAdapter):
         )
         self.id = completion_id or self._ids.make("chatcmpl-")
         self.choice_index = choice_index
+        self.include_usage = include_usage
         self._reasoning_keys = _REASONING_KEYS[reasoning_key]
         self._content: list[str] = []
         self._reasoning: list[str] = []
@@ -127,6 +133,8 @@ class ChatCompletionsAdapter(WireAdapter):
                 {"index": self.choice_index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
             ],
         }
+        if self.include_usage:
+            chunk["usage"] = None  # the protocol: null on every chunk but the last one
         self._out.append(chunk)
         return chunk
 
@@ -188,9 +196,24 @@ class ChatCompletionsAdapter(WireAdapter):
             out["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
         return out
 
+    def finish(
+        self,
+        events: Iterable[ParserEvent] = (),
+        *,
+        finish_reason: str = "stop",
+        usage: Usage | None = None,
+    ) -> list[Chunk]:
+        """See :meth:`WireAdapter.finish`; with ``include_usage=True``, ``usage`` is required."""
+        if self.include_usage and usage is None:
+            raise ValueError(
+                "include_usage=True: the stream must end with the usage chunk, so pass usage= to finish() "
+                "(or end the model output with StreamEnd(finish_reason, usage))"
+            )
+        return super().finish(events, finish_reason=finish_reason, usage=usage)
+
     def _on_finish(self, finish_reason: str, usage: Usage | None) -> None:
         self._chunk({}, self._reason(finish_reason))
-        if usage is not None:
+        if usage is not None and self.include_usage is not False:
             chunk = self._chunk({})
             chunk["choices"] = []
             chunk["usage"] = self._usage(usage)
