@@ -173,3 +173,16 @@ def test_solar_open_2_dropped_sentinels() -> None:
         ("b", {"z": "3"}),
     ]
     assert _streamed("solar-open-2", raw, prefix) == message
+
+
+@pytest.mark.parametrize("call_format", ["xml", "xml_typed", "json"])
+def test_k2_horizon_round_trips_each_call_format(call_format: str) -> None:
+    """One template reads the three tool-call formats K2 Horizon's chat template can ask for."""
+    from pathlib import Path
+
+    fam = library.family("k2-horizon")
+    text = (Path(__file__).resolve().parents[1] / "data" / "chat_templates" / "k2-horizon.jinja").read_text(
+        encoding="utf-8"
+    )
+    report = rt.verify.round_trip(text, fam.template(), template_kwargs={"tool_call_format": call_format})
+    assert report.ok, report.summary()
