@@ -424,7 +424,9 @@ def generate() -> str:
             )
         lines.extend(f"* {note}" for note in fam.notes)
         if fam.has_template:
-            lines.append(f"* A `<think>…</think>` block written without the prompt opening it: {stray_think(fam)}.")
+            lines.append(
+                f"* A `<think>…</think>` block written without the prompt opening it: {stray_think(fam)}."
+            )
         if fam.name in exports:
             lines.extend(export_lines(exports[fam.name]))
         lines.append("")

@@ -212,6 +212,9 @@ FAMILY_OF = {
     "swiss-ai/Apertus-8B-Instruct-2509": "apertus",
     "meituan-longcat/LongCat-Flash-Thinking": "longcat",
     "internlm/Intern-S1": "internlm2",
+    "internlm/internlm2_5-7b-chat": "internlm2",
+    "ai21labs/AI21-Jamba-Mini-1.7": "jamba",
+    "meituan-longcat/LongCat-Flash-Chat": "longcat",
     "meta-llama/Llama-3.1-8B-Instruct": "llama-3-json",
     "meta-llama/Llama-3.2-3B-Instruct": "llama-3-json",
     "meta-llama/Llama-3.3-70B-Instruct": "llama-3-json",
@@ -306,6 +309,39 @@ for _model, _file in (
             message(calls=[call("get_weather", city="Lyon")]),
             ("Paris", "</s>"),
         )
+
+# A new call after the tool result: only the new call, never the one of the earlier turn.
+LYON = message(calls=[call("get_weather", city="Lyon")])
+case(
+    1,
+    "deepseek-ai/DeepSeek-V3.1",
+    "deepseek-v3.1",
+    render("deepseek-ai-DeepSeek-V3.1.jinja", TOOL_TURN),
+    '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Lyon"}<｜tool▁call▁end｜>'
+    f"<｜tool▁calls▁end｜>{DS_EOS}",
+    LYON,
+    ("Paris", DS_EOS, "22 degrees"),
+)
+case(
+    1,
+    "deepseek-ai/DeepSeek-R1-Distill-Llama-8B",
+    "deepseek-r1",
+    render("deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja", TOOL_TURN),
+    "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+    f'{{"city": "Lyon"}}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>{DS_EOS}',
+    LYON,
+    ("Paris", DS_EOS, "22 degrees"),
+)
+case(
+    1,
+    "deepseek-ai/DeepSeek-V3.2",
+    "deepseek-v3.2",
+    render("deepseek-ai-DeepSeek-V3.2.jinja", TOOL_TURN),
+    '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">'
+    f"Lyon</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>{DS_EOS}",
+    LYON,
+    ("Paris", DS_EOS, "22 degrees"),
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Class 2: the prompt opened the reasoning block and the model writes the opener again.
@@ -682,6 +718,100 @@ for _model, _prompt, _open, _stop in CUT_OFF:
         (_stop,),
     )
 
+#: A tool call cut off by the end of the turn (its close never written): the call is read, the stop token is
+#: not part of its arguments. Model id, prompt, text, stop, expected reasoning.
+CUT_CALL: list[tuple[str, str, str, str, str | None]] = [
+    (
+        "Qwen/Qwen3-8B",
+        render("Qwen-Qwen3-0.6B.jinja", ASK),
+        '<think>\nNeed the weather.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n',
+        "<|im_end|>",
+        "Need the weather.",
+    ),
+    (
+        "ibm-granite/granite-4.0-h-small",
+        render("ibm-granite-granite-4.0.jinja", ASK),
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n',
+        "<|end_of_text|>",
+        None,
+    ),
+    (
+        "internlm/internlm2_5-7b-chat",
+        "<|im_start|>user\nWhat is the weather in Paris?<|im_end|>\n<|im_start|>assistant\n",
+        '<|action_start|><|plugin|>\n{"name": "get_weather", "parameters": {"city": "Paris"}}',
+        "<|im_end|>",
+        None,
+    ),
+    (
+        "nvidia/NVIDIA-Nemotron-Nano-9B-v2",
+        render("NVIDIA-Nemotron-Nano-v2.jinja", ASK),
+        'Need the weather.\n</think>\n<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        "<SPECIAL_12>",
+        "Need the weather.",
+    ),
+    (
+        "ai21labs/AI21-Jamba-Mini-1.7",
+        "<|bom|><|user|>What is the weather in Paris?<|eom|><|bom|><|assistant|>",
+        '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        "<|eom|>",
+        None,
+    ),
+    (
+        "ServiceNow-AI/Apriel-1.5-15b-Thinker",
+        render("unsloth-Apriel-1.5.jinja", ASK),
+        '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        "<|end|>",
+        None,
+    ),
+    (
+        "meituan-longcat/LongCat-Flash-Chat",
+        "[Round 0] USER:What is the weather in Paris? ASSISTANT:",
+        '<longcat_tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}',
+        "</longcat_s>",
+        None,
+    ),
+    (
+        "RekaAI/reka-edge-2603",
+        render("Reka-Edge.jinja", ASK),
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n',
+        "<sep>",
+        None,
+    ),
+    (
+        "tencent/Hunyuan-A13B-Instruct",
+        "<|startoftext|>What is the weather in Paris?<|extra_0|>",
+        '<think>\nCall the tool.\n</think>\n<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        "<|eos|>",
+        "Call the tool.",
+    ),
+    (
+        "openbmb/MiniCPM5-1B",
+        render("openbmb-MiniCPM5-1B.jinja", ASK),
+        '<function name="get_weather"><param name="city">Paris</param>',
+        "<|im_end|>",
+        None,
+    ),
+    (
+        "Qwen/Qwen3.5-4B",
+        render("Qwen3.5-4B.jinja", ASK),
+        "Need the weather.\n</think>\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n",
+        "<|im_end|>",
+        "Need the weather.",
+    ),
+]
+for _model, _prompt, _text, _stop, _reasoning in CUT_CALL:
+    case(
+        3,
+        _model,
+        FAMILY_OF[_model],
+        _prompt,
+        _text + _stop,
+        message(reasoning=_reasoning, calls=[call("get_weather", city="Paris")]),
+        (_stop,),
+        # the XML argument readers skipped the stray stop token before too
+        control=_model in ("openbmb/MiniCPM5-1B", "Qwen/Qwen3.5-4B"),
+    )
+
 # ---------------------------------------------------------------------------------------------------------
 # Class 4: Llama 3.1/3.2/3.3 built-in tools next to the JSON calls, through for_model.
 BUILTIN_TOOLS = ["brave_search", "wolfram_alpha"]
@@ -984,8 +1114,8 @@ def test_non_thinking_variants_keep_a_stray_think_in_content(c: Case) -> None:
 
 @pytest.mark.parametrize("c", [pytest.param(c, id=c.id) for c in CASES if c.control])
 def test_what_the_fixed_templates_still_read(c: Case) -> None:
-    """Syntax beside the fixes: Llama JSON calls, several Mistral calls, a plain Hunyuan answer, and the
-    thinking siblings of the non-thinking variants reading their reasoning."""
+    """Syntax beside the fixes: Llama JSON calls, several Mistral calls, a plain Hunyuan answer, cut-off XML
+    calls, and the thinking siblings of the non-thinking variants reading their reasoning."""
     check(c)
 
 
