@@ -45,10 +45,10 @@ WEATHER = {
     },
 }
 TOOLS = [WEATHER]
-HELLO = [{"role": "user", "content": "Hi there!"}]
-ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
+HELLO: list[dict[str, Any]] = [{"role": "user", "content": "Hi there!"}]
+ASK: list[dict[str, Any]] = [{"role": "user", "content": "What is the weather in Paris?"}]
 #: A user question, the assistant's call (Mistral needs 9-character alphanumeric ids) and the tool's answer.
-TOOL_TURN = [
+TOOL_TURN: list[dict[str, Any]] = [
     *ASK,
     {
         "role": "assistant",
@@ -106,6 +106,7 @@ def parse_every_way(model_id: str, prompt: str, text: str, tools: list[Any] | No
             parser.feed(chunk)
         streamed, _ = parser.finalize()
         assert streamed == whole, [len(c) for c in chunks]
+    assert isinstance(whole, dict)
     return dict(whole)
 
 
