@@ -890,6 +890,62 @@ for _model, _file in (
         ("<|tool_call",),
     )
 
+#: Test vectors of llama.cpp's LFM2 JSON-tools parser (tests of llama.cpp, taken as data): output, calls,
+#: content.
+LFM2_PEER: list[tuple[str, list[dict[str, Any]], str | None]] = [
+    (
+        '<|tool_call_start|>[{"name": "special_function", "arguments": {"arg1": 1}}]<|tool_call_end|>',
+        [call("special_function", arg1=1)],
+        None,
+    ),
+    (
+        '<|tool_call_start|>[{"name": "get_weather", "arguments": {"location": "Paris"}}]<|tool_call_end|>',
+        [call("get_weather", location="Paris")],
+        None,
+    ),
+    (
+        '<|tool_call_start|>[{"name": "calculate", "arguments": {"x": 10, "y": 20, "operation": "add"}}]<|tool_call_end|>',
+        [call("calculate", x=10, y=20, operation="add")],
+        None,
+    ),
+    (
+        '<|tool_call_start|>[{"name": "get_weather", "arguments": {"location": "Paris"}}, '
+        '{"name": "get_time", "arguments": {"timezone": "UTC"}}]<|tool_call_end|>',
+        [call("get_weather", location="Paris"), call("get_time", timezone="UTC")],
+        None,
+    ),
+    (
+        'Let me check the weather for you.<|tool_call_start|>[{"name": "get_weather", "arguments": {"location": "Paris"}}]'
+        "<|tool_call_end|>",
+        [call("get_weather", location="Paris")],
+        "Let me check the weather for you.",
+    ),
+    (
+        '<|tool_call_start|>[{"name": "get_weather", "arguments": {"location": "Paris"}}]<|tool_call_end|>'
+        "Here's the result.",
+        [call("get_weather", location="Paris")],
+        "Here's the result.",
+    ),
+    (
+        '<|tool_call_start|>[{\n    "name": "get_current_time",\n    "arguments": {\n        "location": "Paris"\n    }\n}]'
+        "<|tool_call_end|>",
+        [call("get_current_time", location="Paris")],
+        None,
+    ),
+]
+for _text, _calls, _content in LFM2_PEER:
+    case(
+        5,
+        "LiquidAI/LFM2-1.2B",
+        "lfm2",
+        render("llama-cpp-lfm2.jinja", HELLO),
+        _text,
+        message(_content, calls=_calls),
+        ("<|tool_call",),
+        source="ggml-org/llama.cpp tests (LFM2 with JSON tools parser), as data",
+        tools=None,
+    )
+
 # ---------------------------------------------------------------------------------------------------------
 # Class 6: Hunyuan-A13B, ERNIE-4.5-Thinking, Apriel 1.6.
 case(
