@@ -76,7 +76,7 @@ response_templates.library.UnknownModelError: no model family called 'qwen-3' in
     `<｜tool▁output▁end｜>`/`<｜tool▁outputs▁end｜>`, Mistral's `[/TOOL_RESULTS]`) is a start of the message
     too: the start anchor is a list and its last occurrence wins, so nothing of the earlier turn (its
     calls, its reasoning, the tool output) reaches the message.
-  * A **reasoning opener the model repeats** after the prompt opened the block (`<think>\n` in the prompt,
+  * A **reasoning opener the model repeats** after the prompt opened the block (`<think>\\n` in the prompt,
     `<think>` again in the output) is part of the opener, not reasoning text.
   * **End-of-turn and stop tokens** (`<|im_end|>`, `<｜end▁of▁sentence｜>`, `</s>`, ...) end every region
     they appear in, reasoning and tool calls included, so no stop token is ever part of a value, also when
