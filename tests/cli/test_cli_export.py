@@ -42,7 +42,12 @@ def test_prints_the_template_for_a_family(capsys: pytest.CaptureFixture[str], ta
 
 def test_model_id_and_template_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, _ = run(capsys, "export", "Qwen/Qwen3-8B", "--for", "vllm")
-    assert code == 0 and json.loads(out)["fields"]["thinking"] == {"open": "<think>", "close": "</think>"}
+    thinking = json.loads(out)["fields"]["thinking"]
+    assert (
+        code == 0
+        and thinking["open_pattern"] == "<think>(?:\\s*<think>)?"
+        and thinking["close"][0] == "</think>"
+    )
     template = tmp_path / "t.json"
     template.write_text(json.dumps(rt.templates.get("qwen3").to_dict()), encoding="utf-8")
     assert run(capsys, "export", template, "--for", "vllm")[1] == out
