@@ -1,0 +1,51 @@
+"""Model ids and chat-template markers of the families added from peers' parsers (issue 11).
+
+A family without a real chat template in ``tests/data/chat_templates`` is detected here from a fragment
+that renders its turn and tool-call syntax the way its peers' renderers and parsers read it; the test
+checks that the family's marker rules pick it (or a family of the same format) over every other family.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import response_templates as rt
+from response_templates import library
+
+CASES = [
+    # (family, a model id, a chat-template fragment)
+    (
+        "cohere-command-a-reasoning",
+        "CohereLabs/command-a-plus-05-2026-bf16",
+        "{{ '<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>' }}{% if reasoning %}<|START_THINKING|>{% endif %}"
+        "<|START_ACTION|>[{{ calls }}]<|END_ACTION|><|START_TEXT|>{{ text }}<|END_TEXT|><|END_OF_TURN_TOKEN|>",
+    ),
+    (
+        "exaone-4",
+        "LGAI-EXAONE/EXAONE-4.0-32B",
+        "{{ '[|user|]\\n' + content + '[|endofturn|]\\n' }}{% for t in tools %}<tool>{{ t | tojson }}</tool>"
+        '{% endfor %}<tool_call>{"name": ..., "arguments": ...}</tool_call>'
+        "{% if add_generation_prompt %}{{ '[|assistant|]\\n' }}{% if enable_thinking %}<think>\\n{% endif %}{% endif %}",
+    ),
+    (
+        "cogito-v2.1",
+        "deepcogito/cogito-671b-v2.1",
+        "{{ 'Enable deep thinking subroutine.' }}{{ '<｜User｜>' + content }}"
+        "{{ '<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>' + name }}"
+        "{{ '<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>' }}"
+        "{% if add_generation_prompt %}<｜Assistant｜>{% if enable_thinking %}<think>\\n{% endif %}{% endif %}",
+    ),
+]
+
+
+@pytest.mark.parametrize(("family", "model_id", "fragment"), CASES, ids=[c[0] for c in CASES])
+def test_model_id_selects_the_family(family: str, model_id: str, fragment: str) -> None:
+    assert library.family_for_model(model_id).name == family
+    assert rt.templates.for_model(model_id) is library.family(family).template()
+
+
+@pytest.mark.parametrize(("family", "model_id", "fragment"), CASES, ids=[c[0] for c in CASES])
+def test_markers_detect_the_family(family: str, model_id: str, fragment: str) -> None:
+    found = library.detect_family(fragment)
+    assert found.resolved().name == library.family(family).resolved().name, found.name
+    assert rt.templates.detect(fragment) is library.family(family).template()
