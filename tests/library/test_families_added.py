@@ -35,6 +35,21 @@ CASES = [
         "{{ '<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>' }}"
         "{% if add_generation_prompt %}<｜Assistant｜>{% if enable_thinking %}<think>\\n{% endif %}{% endif %}",
     ),
+    (
+        "dots",
+        "rednote-hilab/dots.llm1.inst",
+        "{{ '<|system|>' + system + '<|endofsystem|>' }}{{ '<|userprompt|>' + content + '<|endofuserprompt|><|response|>' }}"
+        'Call tools inside <dots_function_call><invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke>'
+        "</dots_function_call>{{ '<|endofresponse|>' }}",
+    ),
+    (
+        "hy-v4",
+        "tencent/HY-V4-A20B",
+        "{{ '<｜hy_User｜>' + content }}{{ '<｜hy_Assistant:6124c78e｜>' }}<tool_calls:6124c78e><tool_call:6124c78e>{{ name }}"
+        "<arg_key:6124c78e>{{ k }}</arg_key:6124c78e><arg_value:6124c78e>{{ v }}</arg_value:6124c78e>"
+        "</tool_call:6124c78e></tool_calls:6124c78e><｜hy_eos:6124c78e｜>{% if reasoning_effort != 'no_think' %}"
+        "<think:6124c78e>{% endif %}",
+    ),
 ]
 
 
