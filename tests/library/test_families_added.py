@@ -50,6 +50,22 @@ CASES = [
         "</tool_call:6124c78e></tool_calls:6124c78e><｜hy_eos:6124c78e｜>{% if reasoning_effort != 'no_think' %}"
         "<think:6124c78e>{% endif %}",
     ),
+    (
+        "intellect-3",
+        "PrimeIntellect/INTELLECT-3-FP8",
+        "{{ '<|im_start|>system\\n' + system }}<tools><function><name>{{ name }}</name></function></tools>"
+        "If you choose to call a function ONLY reply in the following format with NO suffix:"
+        "<tool_call><function=example_function_name><parameter=example_parameter_1>value_1</parameter></function>"
+        "</tool_call>- You may provide optional reasoning for your function call in natural language BEFORE the "
+        "function call, but NOT after<|im_end|>{{ '<|im_start|>assistant\\n<think>' }}",
+    ),
+    (
+        "llama-nemotron",
+        "nvidia/Llama-3_3-Nemotron-Super-49B-v1",
+        "{{ '<|start_header_id|>system<|end_header_id|>\\n\\n' + system + '<|eot_id|>' }}"
+        "<AVAILABLE_TOOLS>{{ tools | tojson }}</AVAILABLE_TOOLS><TOOLCALL>[{{ calls }}]</TOOLCALL>"
+        "{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}",
+    ),
 ]
 
 
