@@ -66,6 +66,25 @@ CASES = [
         "<AVAILABLE_TOOLS>{{ tools | tojson }}</AVAILABLE_TOOLS><TOOLCALL>[{{ calls }}]</TOOLCALL>"
         "{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}",
     ),
+    (
+        "mimo-v2-flash",
+        "XiaomiMiMo/MiMo-V2-Flash",
+        "{{ '<|im_start|>user\\n' + content + '<|im_end|>' }}<tool_call>\\n<function={{ name }}>\\n"
+        "<parameter={{ key }}>{{ value }}</parameter>\\n</function>\\n</tool_call>{{ '<|im_start|>assistant\\n' }}",
+    ),
+    (
+        "iquest-coder",
+        "IQuestLab/IQuest-Coder-V1-40B-Loop-Instruct",
+        "{{ '<|im_start|>user\\n' + content + '<|im_end|>' }}<tool_call>\\n<function={{ name }}>\\n"
+        "<parameter={{ key }}>\\n{{ value }}\\n</parameter>\\n</function>\\n</tool_call>"
+        "{{ '<|im_start|>assistant\\n<think>\\n' }}",
+    ),
+    (
+        "step-audio-2",
+        "stepfun-ai/Step-Audio-2-mini",
+        "{{ '<|BOT|>system\\n' + system + '<|EOT|>' }}{{ '<|BOT|>human\\n' + content + '<|EOT|>' }}"
+        "<tool_call>function\\n{{ name }}\\n{{ arguments }}</tool_call>{{ '<|BOT|>assistant\\n' }}",
+    ),
 ]
 
 
