@@ -85,6 +85,13 @@ CASES = [
         "{{ '<|BOT|>system\\n' + system + '<|EOT|>' }}{{ '<|BOT|>human\\n' + content + '<|EOT|>' }}"
         "<tool_call>function\\n{{ name }}\\n{{ arguments }}</tool_call>{{ '<|BOT|>assistant\\n' }}",
     ),
+    (
+        "hyperclovax-seed-think",
+        "naver-hyperclovax/HyperCLOVAX-SEED-Think-32B",
+        "{{ '<|im_start|>user\\n' + content + '<|im_end|>\\n' }}<tool_call>{function-name}\\n<arg_key>{k1}</arg_key>\\n"
+        "<arg_value>{v1}</arg_value>\\n</tool_call>{{ '<|im_start|>assistant\\n' }}"
+        "{% if thinking %}<think>\\n{% else %}<think>\\n\\n</think>\\n\\n{% endif %}",
+    ),
 ]
 
 
