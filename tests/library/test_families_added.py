@@ -92,6 +92,19 @@ CASES = [
         "<arg_value>{v1}</arg_value>\\n</tool_call>{{ '<|im_start|>assistant\\n' }}"
         "{% if thinking %}<think>\\n{% else %}<think>\\n\\n</think>\\n\\n{% endif %}",
     ),
+    (
+        "kolibri-1",
+        "Aleph-Alpha/Kolibri-1",
+        "{{ '<|im_start|>system\\n# Reasoning effort\\n\\n' + effort }}<tools>{{ tools }}</tools><tool_call>\\n"
+        '{\\"name\\": <function-name>, \\"arguments\\": <args-json-object>}\\n</tool_call><|im_end|>\\n'
+        "{{ '<|im_start|>assistant\\n' }}{% if not think %}<think>\\n\\n</think>\\n\\n{% endif %}",
+    ),
+    (
+        "trinity",
+        "arcee-ai/Trinity-Mini",
+        "{{ '<|im_start|>system\\n' + system + '<|im_end|>\\n' }}<tool_call>\\n{{ call | tojson }}\\n</tool_call>"
+        "<think>{{ reasoning }}</think>{{ '<|im_start|>assistant\\n' }}",
+    ),
 ]
 
 
@@ -101,8 +114,14 @@ def test_model_id_selects_the_family(family: str, model_id: str, fragment: str) 
     assert rt.templates.for_model(model_id) is library.family(family).template()
 
 
+#: Families without a marker rule of their own whose chat template is read as another family's: the
+#: detected family reads the calls outside reasoning the same way (see the family's notes).
+DETECTED_AS = {"trinity": "hermes"}
+
+
 @pytest.mark.parametrize(("family", "model_id", "fragment"), CASES, ids=[c[0] for c in CASES])
 def test_markers_detect_the_family(family: str, model_id: str, fragment: str) -> None:
+    expected = library.family(DETECTED_AS.get(family, family))
     found = library.detect_family(fragment)
-    assert found.resolved().name == library.family(family).resolved().name, found.name
-    assert rt.templates.detect(fragment) is library.family(family).template()
+    assert found.resolved().name == expected.resolved().name, found.name
+    assert rt.templates.detect(fragment) is expected.template()
