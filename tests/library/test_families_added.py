@@ -105,6 +105,13 @@ CASES = [
         "{{ '<|im_start|>system\\n' + system + '<|im_end|>\\n' }}<tool_call>\\n{{ call | tojson }}\\n</tool_call>"
         "<think>{{ reasoning }}</think>{{ '<|im_start|>assistant\\n' }}",
     ),
+    (
+        "llm-jp-4",
+        "llm-jp/llm-jp-4.1-8b-thinking",
+        "{%- set chat_format = 'llm-jp-harmony-v1' -%}{{ '<|start|>user<|message|>' + content + '<|end|>' }}"
+        "{{ '<|start|>assistant<|channel|>analysis<|message|>' + thinking + '<|end|>' }}"
+        "{{ '<|start|>assistant<|channel|>final<|message|>' + answer + '<|return|>' }}{{ '<|start|>assistant' }}",
+    ),
 ]
 
 
