@@ -110,7 +110,9 @@ CASES = [
         "llm-jp/llm-jp-4.1-8b-thinking",
         "{%- set chat_format = 'llm-jp-harmony-v1' -%}{{ '<|start|>user<|message|>' + content + '<|end|>' }}"
         "{{ '<|start|>assistant<|channel|>analysis<|message|>' + thinking + '<|end|>' }}"
-        "{{ '<|start|>assistant<|channel|>final<|message|>' + answer + '<|return|>' }}{{ '<|start|>assistant' }}",
+        "{{ '<|start|>assistant to=functions.' + name + '<|channel|>commentary <|constrain|> json<|message|>' }}"
+        "{{ arguments + '<|call|>' }}{{ '<|start|>assistant<|channel|>final<|message|>' + answer + '<|return|>' }}"
+        "{{ '<|start|>assistant' }}",
     ),
 ]
 
