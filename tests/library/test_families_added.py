@@ -114,6 +114,12 @@ CASES = [
         "{{ arguments + '<|call|>' }}{{ '<|start|>assistant<|channel|>final<|message|>' + answer + '<|return|>' }}"
         "{{ '<|start|>assistant' }}",
     ),
+    (
+        "glm-ocr",
+        "zai-org/GLM-OCR",
+        "[gMASK]<sop>{{ '<|user|>\\n' + content }}<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key>"
+        "<arg_value>{arg-value-1}</arg_value></tool_call><|observation|>{{ '<|assistant|>\\n' }}",
+    ),
 ]
 
 
