@@ -117,7 +117,7 @@ CASES = [
     (
         "glm-ocr",
         "zai-org/GLM-OCR",
-        "[gMASK]<sop>{{ '<|user|>\\n' + content }}<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key>"
+        "[gMASK]<sop>{{ '<|user|>\\n' + content + '/nothink' }}<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key>"
         "<arg_value>{arg-value-1}</arg_value></tool_call><|observation|>{{ '<|assistant|>\\n' }}",
     ),
 ]
