@@ -302,8 +302,8 @@ def test_an_unrelated_template_is_not_detected() -> None:
 def test_a_template_mixing_two_formats_is_ambiguous_and_names_both() -> None:
     mixed_up = (
         "{% for m in messages %}<seed:bos>{{ m.role }}\n{{ m.content }}{% endfor %}"
-        "{% if tools %}<seed:tool_call> or <TOOLCALL>{% endif %}<SPECIAL_11>Assistant\n"
-    )  # seed-oss' markers and nemotron-nano-v2's, nothing that tells them apart
+        "{% if tools %}<seed:tool_call> or <TOOLCALL>{% endif %}<SPECIAL_11>Assistant\n<SPECIAL_12><seed:eos>"
+    )  # seed-oss' markers and end token and nemotron-nano-v2's, nothing that tells them apart
     with pytest.raises(library.AmbiguousChatTemplateError) as info:
         library.detect_family(mixed_up)
     names = [c.family.name for c in info.value.candidates]
