@@ -69,7 +69,7 @@ def parse_batch(
 
     Args:
         records: any iterable, read lazily: plain output texts (``str`` or UTF-8 ``bytes``), or records
-            (mappings, or any object when ``fields`` gives functions).
+            (mappings, or objects whose attributes or ``fields`` functions give the parts).
         template: the response template for every record (dict, JSON text or compiled), or
         model: a model id or family name whose built-in template is used (one of the two, unless every
             record names its model: see ``fields``).
@@ -77,7 +77,8 @@ def parse_batch(
             without one. Without it, a record with no prompt gets a :class:`RecordError`.
         tools: the tools (JSON schemas or typed functions) for records that carry none.
         fields: where a record keeps each part: ``{"output": ..., "prompt": ..., "tools": ...,
-            "id": ..., "model": ...}``, each a key, a function of the record, or None (not read).
+            "id": ..., "model": ...}``, each a key (of a mapping, or an attribute of another object), a
+            function of the record, or None (not read).
             Defaults: :data:`DEFAULT_FIELDS` (the keys of the same names; ``model`` is not read unless
             set, and then a record's model id picks its template, compiled once per model id).
         errors: ``"raise"`` (default): output that does not fit the template gives a result whose

@@ -192,6 +192,12 @@ class RecordParser:
                 if record_id is _MISSING:
                     record_id = None
                 output = self._get(record, "output")
+                if output is _MISSING and not isinstance(record, Mapping):
+                    raise RecordError(
+                        f"a record must be a string, a mapping (a dict) or an object with the attribute "
+                        f"{self._name('output')}, got {type(record).__name__}; pass functions in fields= "
+                        "to read other objects"
+                    )
                 if output is _MISSING:
                     raise RecordError(f"the record has no {self._name('output')}", key="output")
                 if output is None:
@@ -263,10 +269,7 @@ class RecordParser:
                 ) from None
         if isinstance(record, Mapping):
             return record.get(spec, _MISSING)
-        raise RecordError(
-            f"a record must be a string or a mapping (a dict), got {type(record).__name__}; pass functions "
-            "in fields= to read other objects"
-        )
+        return getattr(record, spec, _MISSING)  # an object: its attribute of that name
 
     def _default_prompt(self) -> str:
         if self._prefix is None:

@@ -181,7 +181,7 @@ class _Source:
 
     def _parquet(self) -> Iterator[tuple[int, Any]]:
         try:
-            import pyarrow.parquet as pq  # type: ignore[import-not-found, import-untyped, unused-ignore]
+            import pyarrow.parquet as pq
         except ImportError:
             raise CLIError("--parquet needs pyarrow: pip install 'response-templates[parquet]'") from None
         try:
