@@ -41,6 +41,7 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/bench_tokens.py
 	$(BIN)/python benchmarks/bench_tool_streaming.py
 	$(BIN)/python benchmarks/bench_families.py
+	$(BIN)/python benchmarks/bench_batch.py --records 20000
 
 # The generate() streaming tests with a real model (tiny random Llama, torch CPU): torch is a large
 # download, so it gets its own venv and stays out of `make test`.
