@@ -301,8 +301,8 @@ def run_batch(args: argparse.Namespace, streams: Streams) -> int:
     """Run ``parse --jsonl/--parquet``."""
     if args.input != "-":
         raise CLIError("give the records with --jsonl or --parquet, not as INPUT")
-    if args.stream:
-        raise CLIError("--stream parses one output; it does not apply to --jsonl/--parquet")
+    if args.stream or args.chunk_size is not None:
+        raise CLIError("--stream and --chunk-size parse one output; they do not apply to --jsonl/--parquet")
     if args.resume and not args.output:
         raise CLIError("--resume needs -o OUT: the results of the earlier run")
     fields = _fields(args.field)
