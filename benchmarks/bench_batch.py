@@ -219,6 +219,7 @@ def run_datasets(src: str, out: str, workers: int) -> int:
 def run_ray(src: str, out: str, workers: int) -> int:
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report over the network
     import ray
 
     import response_templates as rt
