@@ -41,6 +41,7 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/bench_tokens.py
 	$(BIN)/python benchmarks/bench_tool_streaming.py
 	$(BIN)/python benchmarks/bench_families.py
+	$(BIN)/python benchmarks/bench_batch.py --records 20000
 
 # The generate() streaming tests with a real model (tiny random Llama, torch CPU): torch is a large
 # download, so it gets its own venv and stays out of `make test`.
@@ -52,7 +53,7 @@ test-torch:
 # The wheel, installed with each extra into a fresh venv (.venv-install/EXTRA), runs the docs pages and
 # examples that name that extra (tests/doc_runner.py); tests/test_install_extras.py checks the same in
 # the suite without installing. Downloads transformers and its dependencies: not part of `make test`.
-INSTALL_EXTRAS := core hf verify transformers serve
+INSTALL_EXTRAS := core hf verify transformers serve datasets
 test-install:
 	rm -rf .venv-install && $(PYTHON) -m pip wheel -q --no-deps -w .venv-install/dist .
 	for extra in $(INSTALL_EXTRAS); do \

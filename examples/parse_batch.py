@@ -1,14 +1,19 @@
 """Parse many generations: JSON lines in, one JSON line out per record (a message or an error).
 
-Run: python examples/parse_batch.py [TEMPLATE.json RECORDS.jsonl]
+Run: python examples/parse_batch.py [--model MODEL_ID | --template TEMPLATE.json] [-j N] RECORDS.jsonl
+     python examples/parse_batch.py            # a few built-in records, one of each kind of failure
 
-Each input line is ``{"id": ..., "prompt": ..., "output": ...}``. Each output line keeps the ``id`` and
-carries either ``message`` or ``error`` (with the field and offset), so a record that does not parse never
-hides the others. Without arguments, a few built-in records are used, one of them broken on purpose.
+Each input line is ``{"id": ..., "prompt": ..., "output": ...}`` (``"tools"`` optional). Each output line
+keeps the ``index`` and ``id`` and carries either ``message`` or ``error`` (its type, message and, for a
+parse error, the field and offset), in input order. A malformed record (a missing key, a null output, a
+line that is not JSON, output that does not fit the template) gets an error line; the run goes on.
+``-j N`` parses on N processes. docs/batch.md has the rest, including the same from the command line
+(``response-templates parse --jsonl``, with progress and ``--resume``).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Iterable, Iterator
@@ -16,82 +21,70 @@ from typing import Any
 
 import response_templates as rt
 
-HERMES_TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
-
 PROMPT = "<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
 
-SAMPLE_RECORDS = [
+SAMPLE_RECORDS: list[Any] = [
     {"id": "r1", "prompt": PROMPT.format(question="Hi!"), "output": "Hello! How can I help?<|im_end|>"},
     {
         "id": "r2",
         "prompt": PROMPT.format(question="Time in Oslo?"),
-        "output": '<tool_call>\n{"name": "get_time", "arguments": {"city": "Oslo"}}\n</tool_call><|im_end|>',
+        "output": '<think>\nUse the tool.\n</think>\n\n<tool_call>\n{"name": "get_time", "arguments": '
+        '{"city": "Oslo"}}\n</tool_call><|im_end|>',
     },
     {
         "id": "r3",
         "prompt": PROMPT.format(question="Time in Lima?"),
         "output": "<tool_call>\n{'name': 'get_time'}\n</tool_call><|im_end|>",  # not JSON
     },
+    {"id": "r4", "prompt": PROMPT.format(question="Time in Quito?"), "output": None},  # failed upstream
+    {"id": "r5", "prompt": PROMPT.format(question="Time in Perth?")},  # no output at all
 ]
 
 
-def parse_records(records: Iterable[dict[str, Any]], template: Any) -> Iterator[dict[str, Any]]:
-    """One result per record, in order: ``{"id", "message"}`` or ``{"id", "error"}``."""
-    compiled = rt.load_template(template)  # validate and compile once, reuse for every record
-    for record in records:
-        result: dict[str, Any] = {"id": record.get("id")}
-        try:
-            result["message"] = rt.parse_response(record["output"], compiled, prefix=record.get("prompt", ""))
-        except rt.ParseError as exc:
-            result["error"] = {"field": exc.field, "offset": exc.offset, "message": str(exc)}
-        yield result
-
-
-def read_jsonl(path: str) -> Iterator[dict[str, Any]]:
+def read_jsonl(path: str) -> Iterator[Any]:
+    """The records of a JSON-lines file, read as they are needed; a line that is not JSON is passed on
+    as its text wrapped in a record without an output, so that it gets an error line of its own."""
     with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
                 yield json.loads(line)
+            except ValueError:
+                yield {"id": f"line {number}", "unreadable": line[:100]}
+
+
+def parse_records(records: Iterable[Any], template: Any, workers: int = 1) -> Iterator[dict[str, Any]]:
+    """One JSON-ready result per record, in input order (see ``rt.BatchResult.to_dict``)."""
+    kwargs: dict[str, Any] = {"model": template} if isinstance(template, str) else {"template": template}
+    for result in rt.parse_batch(records, workers=workers, **kwargs):
+        yield result.to_dict()
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) == 2:
-        with open(argv[0], encoding="utf-8") as f:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("records", nargs="?", help="a JSON-lines file (default: built-in samples)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--model", default="Qwen/Qwen3-8B", help="a model id of the built-in library")
+    which.add_argument("--template", help="a response template file")
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="processes to parse on (0: every core)")
+    args = parser.parse_args(argv)
+
+    template: Any = args.model
+    if args.template:
+        with open(args.template, encoding="utf-8") as f:
             template = json.load(f)
-        records: Iterable[dict[str, Any]] = read_jsonl(argv[1])
-    elif not argv:
-        template, records = HERMES_TEMPLATE, SAMPLE_RECORDS
-    else:
-        print(__doc__, file=sys.stderr)
-        return 2
+    records: Iterable[Any] = read_jsonl(args.records) if args.records else SAMPLE_RECORDS
 
-    errors = total = 0
-    for result in parse_records(records, template):
+    total = failed = 0
+    for line in parse_records(records, template, workers=args.jobs):
         total += 1
-        errors += "error" in result
-        print(json.dumps(result, ensure_ascii=False))
-    print(f"{total} records, {errors} errors", file=sys.stderr)
+        failed += "error" in line
+        print(json.dumps(line, ensure_ascii=False))
+    print(f"{total} records, {failed} failed", file=sys.stderr)
 
-    if not argv:
-        # When every item is known to parse, the list form does the same in one call:
-        good = SAMPLE_RECORDS[:2]
-        messages = rt.parse_response(
-            [r["output"] for r in good], HERMES_TEMPLATE, prefix=[r["prompt"] for r in good]
-        )
-        assert messages[1]["tool_calls"][0]["function"]["name"] == "get_time"
+    if not args.records:
+        assert (total, failed) == (5, 3)
     return 0
 
 

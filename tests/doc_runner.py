@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The extra each page or example needs beyond the core install (the page says so); the others need none.
 NEEDS = {
     "docs/tokenizers.md": "transformers",
+    "docs/batch.md": "datasets",
     "examples/openai_server.py": "serve",
 }
 

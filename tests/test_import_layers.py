@@ -46,6 +46,7 @@ OUTER = frozenset(
     {
         "library",
         "templates",
+        "batch",
         "export",
         "toolstream",
         "wire",

@@ -1,7 +1,7 @@
 """response-templates: parse raw language-model output back into structured chat messages.
 
 The names in ``__all__`` are the top-level API: :func:`parse_response` and :class:`ResponseParser` (whole
-text and streaming), :func:`load_template` and what it returns (:class:`ResponseTemplate`,
+text and streaming), :func:`parse_batch` and its :class:`BatchResult` (many records), :func:`load_template` and what it returns (:class:`ResponseTemplate`,
 :class:`FieldSpec`), :func:`lint`, the error classes, and the modules :mod:`.templates` (the built-in
 model library) and :mod:`.verify`.
 
@@ -17,6 +17,8 @@ package, that is the ``__all__`` of the package itself; its submodules are how i
   ``transforms`` -- transform templates, applicable on their own.
 * ``tools`` -- tool specifications (JSON schemas, typed Python functions) and argument typing;
   ``calls`` -- what a tool call is, its parts and how its arguments are typed.
+* ``batch`` -- many recorded generations at once (:func:`parse_batch`, in order, on every core), and the
+  same parser for the columnar batches of Ray Data and Hugging Face ``datasets`` (``batch.ColumnParser``).
 * ``toolstream`` -- early, incremental tool calls from the parser's events; ``wire`` -- the events as
   OpenAI and Anthropic stream chunks; ``hf`` -- Hugging Face tokenizers: token ids in, templates saved
   with the tokenizer.
@@ -33,13 +35,14 @@ those from here; the rest of these two modules is internal too.
 
 The layers: the core (``errors``, ``events``, ``matching``, ``language``, ``parser``, ``values``,
 ``assembly``, ``content``, ``jsonlex``, ``calls``, ``tools``, ``transforms``) never imports the outer
-rings (``library``, ``templates``, ``toolstream``, ``wire``, ``hf``, ``cli``, ``lint``, ``verify``,
+rings (``library``, ``templates``, ``batch``, ``toolstream``, ``wire``, ``hf``, ``cli``, ``lint``, ``verify``,
 ``demo``), and no module imports itself back through others; ``tests/test_import_layers.py`` checks both.
 """
 
 from __future__ import annotations
 
-from . import templates, verify
+from . import batch, templates, verify
+from .batch import BatchResult, RecordError, parse_batch
 from .errors import (
     AnchorNotFoundError,
     ContentError,
@@ -59,12 +62,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AnchorNotFoundError",
+    "BatchResult",
     "ContentError",
     "FieldSpec",
     "ParseError",
     "ParsedMessage",
     "ParserStateError",
     "PatternTimeoutError",
+    "RecordError",
     "RegexBudget",
     "ResponseParser",
     "ResponseTemplate",
@@ -72,8 +77,10 @@ __all__ = [
     "TemplateError",
     "ToolSpecError",
     "__version__",
+    "batch",
     "lint",
     "load_template",
+    "parse_batch",
     "parse_response",
     "templates",
     "verify",

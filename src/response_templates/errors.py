@@ -47,6 +47,17 @@ class ResponseTemplateError(ValueError):
     partial_message: dict[str, Any] | None = None
     index: int | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as its message and attributes, without running __init__ again (which would build the
+        # message a second time): errors cross process boundaries unchanged (parse_batch's workers).
+        return (_rebuild, (type(self), self.args), self.__dict__)
+
+
+def _rebuild(cls: type[ResponseTemplateError], args: tuple[Any, ...]) -> ResponseTemplateError:
+    error = cls.__new__(cls)
+    error.args = args
+    return error
+
 
 class TemplateError(ResponseTemplateError):
     """The response template is invalid.

@@ -5,6 +5,8 @@ Commands:
 * ``demo`` -- stream a bundled Qwen3 generation through the parser and print every event.
 * ``parse`` -- parse one model output with a template file (or ``--model MODEL_ID``: the built-in template of
   the model's family); print the message as JSON (``--stream``: every event as a JSON line, then the message).
+  With ``--jsonl FILE`` (or ``--parquet FILE``): every record of the file, one JSON line each, on ``-j N``
+  processes, ``--resume`` to skip what ``-o OUT`` holds.
 * ``list`` / ``show NAME`` -- the model families of the built-in library; one family's data or template.
 * ``detect CHAT_TEMPLATE_FILE`` -- which library family a chat template belongs to.
 * ``verify CHAT_TEMPLATE_FILE [--template NAME|FILE]`` -- round-trip check of a response template against a
@@ -17,7 +19,8 @@ Commands:
 Exit codes: 0 success; 1 the model output does not fit the template (a parse error), or another command's
 negative answer (``detect``: no family, ``verify``: a case failed, ``lint``: errors or warnings); 2 the
 run could not start or its input could not be read (usage error, unreadable file, model output that is
-not UTF-8, invalid template or tools, a missing optional dependency); 130 interrupted. Errors are one
+not UTF-8, invalid template or tools, a missing optional dependency); 3 ``parse --jsonl``: some records failed (the run went on; their
+result lines say why); 130 interrupted. Errors are one
 ``error: ...`` line on stderr, never a traceback; stdout carries only results, so it can be piped.
 
 Adding a command: write a function that takes the ``subparsers`` object, adds a sub-parser and sets its
@@ -30,7 +33,7 @@ command the same options with the same checks.
 
 This package holds the entry point (:func:`main`, :func:`build_parser`, :data:`COMMANDS`); the pieces
 live in internal submodules: ``shared`` (exit codes, :class:`CLIError`, :class:`Streams`, file reading,
-the common options), ``parse_command`` (``parse``, ``demo``), ``library_commands`` (``list``, ``show``,
+the common options), ``parse_command`` (``parse``, ``demo``), ``batch_command`` (``parse --jsonl``), ``library_commands`` (``list``, ``show``,
 ``detect``, ``verify``, ``lint``) and ``export_command`` (``export``).
 """
 

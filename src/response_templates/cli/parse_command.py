@@ -19,6 +19,7 @@ from typing import IO, Any
 from ..errors import ParseError
 from ..language import ResponseTemplate
 from ..parser import ParsedMessage, ResponseParser, parse_response
+from .batch_command import add_batch_arguments, run_batch
 from .library_commands import library_template
 from .shared import (
     EXIT_OK,
@@ -75,7 +76,7 @@ def add_parse(subparsers: Any, *, handler: Handler | None = None) -> None:
     """The ``parse`` command; ``handler`` replaces :func:`run_parse` (``cli`` passes its own seam)."""
     parser = subparsers.add_parser(
         "parse",
-        help="parse one model output into a message (JSON)",
+        help="parse one model output into a message (JSON), or many records (--jsonl, --parquet)",
         description="Parse the raw text a model generated into a chat message, as the response template "
         "says, and print it as JSON. The prompt (--prefix, --prefix-text or --no-prefix) is required.",
         epilog="exit codes: 0 parsed (with --errors keep: also when some of it did not parse); 1 the output "
@@ -85,7 +86,7 @@ def add_parse(subparsers: Any, *, handler: Handler | None = None) -> None:
     parser.add_argument(
         "input", nargs="?", default="-", metavar="INPUT", help="the model output; '-' or none: stdin"
     )
-    which = parser.add_mutually_exclusive_group(required=True)
+    which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "-t",
         "--template",
@@ -123,6 +124,7 @@ def add_parse(subparsers: Any, *, handler: Handler | None = None) -> None:
         "'keep' keeps its text in the message, exits with 0 and writes each error as a JSON line "
         '{"type": "parse_error", ...} on stderr',
     )
+    add_batch_arguments(parser)
     parser.set_defaults(handler=handler or run_parse)
 
 
@@ -168,6 +170,14 @@ def run_parse(
     args: argparse.Namespace, streams: Streams, *, parse: Callable[..., Any] = parse_response
 ) -> int:
     """Run ``parse``; ``parse`` parses a whole output (the seam :mod:`response_templates.cli` fills)."""
+    if args.jsonl is not None or args.parquet is not None:
+        return run_batch(args, streams)
+    if args.template is None and args.model is None:
+        raise CLIError("one of the arguments -t/--template -m/--model is required")
+    if args.output or args.resume or args.field or args.jobs != 1:
+        raise CLIError(
+            "-o, --resume, --field and -j apply to many records: give them with --jsonl or --parquet"
+        )
     if args.chunk_size is not None and not args.stream:
         raise CLIError("--chunk-size only applies with --stream")
     if args.chunk_size is not None and args.chunk_size < 1:

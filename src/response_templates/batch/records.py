@@ -1,0 +1,326 @@
+"""Internal: one record of a batch in, one :class:`BatchResult` out.
+
+:class:`RecordParser` holds what every record of a run shares (the default template, prompt and tools,
+the field names, the error policy) and a cache of compiled templates by model id, so each template is
+compiled once per process. :meth:`RecordParser.parse` never raises for a bad record: what is wrong with
+it (a missing key, a null or non-string output, an unknown model id, output that does not fit the
+template) becomes the result's ``error``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..errors import ResponseTemplateError
+from ..language import ResponseTemplate, load_template
+from ..matching import RegexBudget
+from ..parser import ParsedMessage, parse_response
+
+__all__ = [
+    "DEFAULT_FIELDS",
+    "BatchResult",
+    "FieldSpec",
+    "RecordError",
+    "RecordParser",
+    "error_dict",
+    "lookup_model",
+    "record_key",
+]
+
+#: A field of a record: a key (looked up in a mapping), a function of the record, or None (not read).
+FieldSpec = str | Callable[[Any], Any] | None
+
+#: The field names read from mapping records unless ``fields=`` says otherwise. ``model`` is off: set it
+#: (e.g. ``fields={"model": "model"}``) to pick each record's template by its model id.
+DEFAULT_FIELDS: Mapping[str, FieldSpec] = {
+    "output": "output",
+    "prompt": "prompt",
+    "tools": "tools",
+    "id": "id",
+    "model": None,
+}
+
+_ROLES = ("output", "prompt", "tools", "id", "model")
+
+
+class RecordError(ResponseTemplateError):
+    """A record of a batch cannot be parsed as it is: a key is missing, the output is null or not a
+    string, the JSON line is not JSON, its model id is unknown, ...
+
+    ``index`` is the record's position in the input and ``key`` the field at fault (None when the
+    whole record is).
+    """
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """The result of one record of :func:`~response_templates.parse_batch`, in input order.
+
+    ``index`` is the record's position in the input (0-based) and ``id`` its id field (None if it has
+    none). Exactly one of ``message`` and ``error`` is set: ``message`` is the parsed message (a
+    :class:`~response_templates.ParsedMessage`; with ``errors="keep"`` its ``errors`` list what did not
+    parse), ``error`` why the record gave no message (a :class:`RecordError` for a malformed record, a
+    :class:`~response_templates.ParseError` for output that does not fit the template with
+    ``errors="raise"``, ...).
+    """
+
+    index: int
+    id: Any
+    message: ParsedMessage | None
+    error: ResponseTemplateError | None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the record parsed with no error at all (none kept in the message either)."""
+        return self.error is None and self.message is not None and not self.message.errors
+
+    def unwrap(self) -> ParsedMessage:
+        """The message, or raise the record's error."""
+        if self.error is not None:
+            raise self.error
+        assert self.message is not None
+        return self.message
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data: ``index``, ``id`` (if the record has one), then ``message``
+        (and ``errors``, if some were kept) or ``error``; each error as :func:`error_dict` gives it."""
+        out: dict[str, Any] = {"index": self.index}
+        if self.id is not None:
+            out["id"] = self.id
+        if self.error is not None:
+            out["error"] = error_dict(self.error)
+            return out
+        message = self.message
+        assert message is not None
+        out["message"] = message
+        if message.errors:
+            out["errors"] = [error_dict(e) for e in message.errors]
+        if message.errors_dropped:
+            out["errors_dropped"] = message.errors_dropped
+        return out
+
+
+def error_dict(exc: BaseException) -> dict[str, Any]:
+    """An error as JSON-ready data: ``type``, ``message`` and, when set, ``field``, ``offset``, ``raw``
+    and ``key``."""
+    out: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+    for name in ("field", "offset", "raw", "key"):
+        value = getattr(exc, name, None)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def record_key(result_id: Any, index: int) -> str:
+    """The key that identifies a record across runs (``--resume``): its id as JSON, else its index."""
+    if result_id is None:
+        return f"#{index}"
+    return json.dumps(result_id, sort_keys=True, ensure_ascii=False)
+
+
+_MISSING: Any = object()
+
+
+class RecordParser:
+    """Parses records one at a time with the settings a batch shares (see the module docstring).
+
+    Built once per process; it pickles (for ``spawn`` workers) when its template, tools and fields do.
+    """
+
+    def __init__(
+        self,
+        template: Mapping[str, Any] | ResponseTemplate | str | None = None,
+        *,
+        model: str | None = None,
+        prefix: str | None = None,
+        tools: Sequence[Any] | None = None,
+        fields: Mapping[str, FieldSpec] | None = None,
+        errors: Literal["raise", "keep"] = "raise",
+        missing_anchor: Literal["raise", "parse"] = "raise",
+        regex_budget: RegexBudget | None = None,
+    ) -> None:
+        if template is not None and model is not None:
+            raise ResponseTemplateError("pass template= or model=, not both")
+        if errors not in ("raise", "keep"):
+            raise ResponseTemplateError(f"errors must be 'raise' or 'keep', got {errors!r}")
+        if missing_anchor not in ("raise", "parse"):
+            raise ResponseTemplateError(f"missing_anchor must be 'raise' or 'parse', got {missing_anchor!r}")
+        if prefix is not None and not isinstance(prefix, str):
+            raise ResponseTemplateError(f"prefix must be a string, got {type(prefix).__name__}")
+        unknown = sorted(set(fields or ()) - set(_ROLES))
+        if unknown:
+            raise ResponseTemplateError(f"unknown fields {unknown}: the fields are {', '.join(_ROLES)}")
+        merged = {**DEFAULT_FIELDS, **(fields or {})}
+        for role, spec in merged.items():
+            if spec is not None and not isinstance(spec, str) and not callable(spec):
+                raise ResponseTemplateError(
+                    f"fields[{role!r}] must be a key, a function or None, got {type(spec).__name__}"
+                )
+        if merged["output"] is None:
+            raise ResponseTemplateError("fields['output'] cannot be None: the output must be read")
+        self._fields = merged
+        self._default: ResponseTemplate | None = None
+        if template is not None:
+            self._default = load_template(template)
+        elif model is not None:
+            self._default = lookup_model(model)  # a usage error: raised before any record is read
+        self._prefix = prefix
+        self._tools = tools
+        self._errors: Literal["raise", "keep"] = errors
+        self._missing_anchor: Literal["raise", "parse"] = missing_anchor
+        self._budget = regex_budget
+        self._by_model: dict[str, ResponseTemplate | ResponseTemplateError] = {}
+
+    # -- one record ---------------------------------------------------------------------------------
+
+    def parse(self, index: int, record: Any) -> BatchResult:
+        """The result of the record at position ``index`` (never raises for a bad record)."""
+        record_id = None
+        try:
+            if isinstance(record, (str, bytes, bytearray)):
+                output: Any = record
+                prompt, tools, template = self._default_prompt(), self._tools, self._template(None)
+            else:
+                record_id = self._get(record, "id")
+                if record_id is _MISSING:
+                    record_id = None
+                output = self._get(record, "output")
+                if output is _MISSING and not isinstance(record, Mapping):
+                    raise RecordError(
+                        f"a record must be a string, a mapping (a dict) or an object with the attribute "
+                        f"{self._name('output')}, got {type(record).__name__}; pass functions in fields= "
+                        "to read other objects"
+                    )
+                if output is _MISSING:
+                    raise RecordError(f"the record has no {self._name('output')}", key="output")
+                if output is None:
+                    raise RecordError(f"the record's {self._name('output')} is null", key="output")
+                if not isinstance(output, (str, bytes, bytearray)):
+                    raise RecordError(
+                        f"the record's {self._name('output')} must be a string, got {type(output).__name__}",
+                        key="output",
+                    )
+                prompt = self._get(record, "prompt")
+                if prompt is _MISSING or prompt is None:
+                    prompt = self._default_prompt()
+                elif not isinstance(prompt, str):
+                    raise RecordError(
+                        f"the record's {self._name('prompt')} must be a string, got {type(prompt).__name__}",
+                        key="prompt",
+                    )
+                tools = self._get(record, "tools")
+                if tools is _MISSING or tools is None:
+                    tools = self._tools
+                elif not isinstance(tools, (list, tuple)):
+                    raise RecordError(
+                        f"the record's {self._name('tools')} must be a list, got {type(tools).__name__}",
+                        key="tools",
+                    )
+                model = self._get(record, "model")
+                if model is not _MISSING and model is not None and not isinstance(model, str):
+                    raise RecordError(
+                        f"the record's {self._name('model')} must be a string, got {type(model).__name__}",
+                        key="model",
+                    )
+                template = self._template(None if model is _MISSING else model)
+            message = parse_response(
+                output,
+                template,
+                prefix=prompt,
+                tools=tools,
+                errors=self._errors,
+                missing_anchor=self._missing_anchor,
+                regex_budget=self._budget,
+            )
+            assert isinstance(message, ParsedMessage)
+            return BatchResult(index, record_id, message, None)
+        except ResponseTemplateError as exc:
+            exc.index = index
+            _drop_traceback(exc)
+            return BatchResult(index, _json_safe_id(record_id), None, exc)
+        except Exception as exc:  # a bug, or a field function that failed: the run goes on
+            error = RecordError(f"{type(exc).__name__}: {exc}")
+            error.index = index
+            return BatchResult(index, _json_safe_id(record_id), None, error)
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def _name(self, role: str) -> str:
+        spec = self._fields[role]
+        return repr(spec) if isinstance(spec, str) else f"{role} (from a function)"
+
+    def _get(self, record: Any, role: str) -> Any:
+        spec = self._fields[role]
+        if spec is None:
+            return _MISSING
+        if callable(spec):
+            try:
+                return spec(record)
+            except Exception as exc:
+                raise RecordError(
+                    f"the function for the field {role!r} failed: {type(exc).__name__}: {exc}", key=role
+                ) from None
+        if isinstance(record, Mapping):
+            return record.get(spec, _MISSING)
+        return getattr(record, spec, _MISSING)  # an object: its attribute of that name
+
+    def _default_prompt(self) -> str:
+        if self._prefix is None:
+            raise RecordError(
+                f"the record has no prompt ({self._name('prompt')}): the prompt the model continued is "
+                'required; pass prefix="" to parse records without one on their own, or prefix=PROMPT '
+                "for a prompt they share",
+                key="prompt",
+            )
+        return self._prefix
+
+    def _template(self, model: str | None) -> ResponseTemplate:
+        if model is None:
+            if self._default is None:
+                raise RecordError(
+                    f"the record has no model id ({self._name('model')}) and no template= or model= was given",
+                    key="model",
+                )
+            return self._default
+        found = self._by_model.get(model)
+        if found is None:
+            try:
+                found = lookup_model(model)
+            except ResponseTemplateError as exc:
+                _drop_traceback(exc)
+                found = exc
+            self._by_model[model] = found
+        if isinstance(found, ResponseTemplateError):
+            raise RecordError(f"the record's model {model!r}: {found}", key="model")
+        return found
+
+
+def lookup_model(name: str) -> ResponseTemplate:
+    """The built-in template for a model id, else for a family name (the error names the model id)."""
+    from .. import library
+
+    try:
+        return library.for_model(name)
+    except library.UnknownModelError as by_model:
+        try:
+            return library.get(name)
+        except library.UnknownModelError:
+            raise by_model from None
+
+
+def _drop_traceback(exc: BaseException) -> None:
+    exc.__traceback__ = None
+    exc.__context__ = None
+
+
+def _json_safe_id(value: Any) -> Any:
+    if value is _MISSING:
+        return None
+    return value
