@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-thorough test-torch test-install lint typecheck bench conformance clean
+.PHONY: demo test test-thorough test-torch test-install lint typecheck bench bench-peers conformance clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,17 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/bench_tool_streaming.py
 	$(BIN)/python benchmarks/bench_families.py
 	$(BIN)/python benchmarks/bench_batch.py --records 20000
+
+# Ours against the peers (transformers 5.24, openai-harmony) on the same outputs, interleaved in one run.
+# openai-harmony needs the o200k_base vocabulary, rebuilt from the ranks in the npm package js-tiktoken.
+JS_TIKTOKEN := .cache/js-tiktoken/package/dist/ranks/o200k_base.js
+$(JS_TIKTOKEN):
+	mkdir -p .cache/js-tiktoken
+	cd .cache/js-tiktoken && npm pack -q js-tiktoken@1.0.21 && tar xzf js-tiktoken-1.0.21.tgz
+
+bench-peers: $(VENV)/.installed-test $(JS_TIKTOKEN)
+	$(BIN)/python -m pip install -q 'openai-harmony==0.0.8'
+	$(BIN)/python benchmarks/bench_peers.py --vocab-from $(JS_TIKTOKEN)
 
 # The generate() streaming tests with a real model (tiny random Llama, torch CPU): torch is a large
 # download, so it gets its own venv and stays out of `make test`.
