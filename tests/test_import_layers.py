@@ -54,6 +54,7 @@ OUTER = frozenset(
         "lint",
         "verify",
         "demo",
+        "grammar",
         "__main__",
     }
 )

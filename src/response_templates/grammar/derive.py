@@ -1,0 +1,685 @@
+"""Internal: from a compiled response template, a request's tools and choices, to a grammar tree.
+
+The template is read as the parser reads it: the reasoning field (``reasoning_content``) and its
+delimiters, the implicit field (free content), and the tool-call field: where a call's name comes from
+(:func:`response_templates.toolstream.plan.tool_call_plan` evaluates the transform), which content parser
+reads its arguments, and how its delimiters are spelled (:mod:`.spelling`). Every refusal is a
+:class:`GrammarError` naming the field and the key that cannot be written as a grammar.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from ..errors import ResponseTemplateError
+from ..language import FieldSpec, ResponseTemplate
+from ..parser import ResponseParser
+from ..tools import callable_to_schema, tool_parameters
+from ..toolstream.plan import tool_call_plan
+from .nodes import Alt, Calls, Json, Lit, Node, Pattern, Tag, Text, optional, seq
+from .spelling import Piece, Slot, Unspellable, literal_text, spell, spell_parts
+
+__all__ = ["GrammarError", "Tool", "derive"]
+
+
+class GrammarError(ResponseTemplateError):
+    """A template (or a request) that cannot be written as a grammar; the message says why.
+
+    ``field`` and ``key`` name the template field and key at fault when there is one.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None, key: str | None = None) -> None:
+        where = []
+        if field is not None:
+            where.append(f"field {field!r}")
+        if key is not None:
+            where.append(f"key {key!r}")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+        self.field = field
+        self.key = key
+        self.reason = message
+
+
+# ---------------------------------------------------------------------------------------------- tools
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool of the request: its name and its parameters' JSON schema (an object schema)."""
+
+    name: str
+    parameters: Mapping[str, Any]
+
+    @property
+    def properties(self) -> dict[str, Any]:
+        props = self.parameters.get("properties")
+        return dict(props) if isinstance(props, Mapping) else {}
+
+    @property
+    def required(self) -> list[str]:
+        req = self.parameters.get("required")
+        return [r for r in req if isinstance(r, str)] if isinstance(req, list) else []
+
+
+def read_tools(tools: Sequence[Mapping[str, Any] | Callable[..., Any]] | None) -> list[Tool]:
+    """The request's tools (JSON-schema dicts or typed Python functions), checked as the parser checks them."""
+    tool_parameters(tools)  # raises ToolSpecError on a malformed list
+    out: list[Tool] = []
+    seen: set[str] = set()
+    for tool in tools or ():
+        if isinstance(tool, Mapping):
+            spec = tool.get("function", tool)
+            assert isinstance(spec, Mapping)
+            name = str(spec["name"])
+            parameters = spec.get("parameters")
+        else:
+            assert inspect.isfunction(tool) or inspect.ismethod(tool)
+            function = callable_to_schema(tool)["function"]
+            name, parameters = function["name"], function["parameters"]
+        if name in seen:
+            continue
+        seen.add(name)
+        if not isinstance(parameters, Mapping):
+            parameters = {"type": "object", "properties": {}}
+        out.append(Tool(name, dict(parameters)))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ spelling
+
+
+def _spell(delim: Any, field: str, key: str) -> list[Piece]:
+    if delim.literals is not None:
+        return [delim.literals[0]]
+    try:
+        return spell(delim.source)
+    except Unspellable as exc:
+        raise GrammarError(f"no canonical spelling: {exc}", field=field, key=key) from None
+
+
+def _spell_text(delim: Any, field: str, key: str) -> str:
+    pieces = _spell(delim, field, key)
+    text = literal_text(pieces)
+    if text is None:
+        raise GrammarError(
+            "the delimiter captures text, which a grammar cannot fill in", field=field, key=key
+        )
+    return text
+
+
+def _key(delim: Any, kind: str) -> str:
+    return kind if delim.literals is not None else f"{kind}_pattern"
+
+
+# ------------------------------------------------------------------------------------------ arguments
+
+
+def _schema_kinds(schema: Any) -> set[str]:
+    if not isinstance(schema, Mapping):
+        return set()
+    kinds: set[str] = set()
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        kinds.add(declared)
+    elif isinstance(declared, list):
+        kinds.update(k for k in declared if isinstance(k, str))
+    for union in ("anyOf", "oneOf"):
+        for option in schema.get(union) or ():
+            kinds |= _schema_kinds(option)
+    if "enum" in schema and not kinds:
+        kinds = {"string"} if all(isinstance(v, str) for v in schema["enum"]) else set()
+    return kinds
+
+
+def _is_string(schema: Any) -> bool:
+    return _schema_kinds(schema) == {"string"}
+
+
+def _ordered_params(tool: Tool, items: Sequence[tuple[str, Node]], separator: str) -> Node:
+    """The parameters of one call in schema order: required ones always, optional ones when written."""
+    required = set(tool.required)
+    sep = Lit(separator)
+    if not items:
+        return Lit("")
+    # Each parameter may come first among those written; required ones cannot be skipped.
+    options: list[Node] = []
+    for first in range(len(items)):
+        if any(items[j][0] in required for j in range(first)):
+            break
+        parts: list[Node] = [items[first][1]]
+        for name, node in items[first + 1 :]:
+            entry = seq(sep, node)
+            parts.append(entry if name in required else optional(entry))
+        options.append(seq(*parts))
+    if all(name not in required for name, _ in items):
+        options.append(Lit(""))
+    return options[0] if len(options) == 1 else Alt(tuple(options))
+
+
+def _xml_arguments(field: FieldSpec, tool: Tool) -> Node:
+    args = field.content_args
+    if args.get("nested"):
+        raise GrammarError(
+            "nested XML argument values (a tag per object key) are not written as a grammar yet",
+            field=field.name,
+            key="content_args",
+        )
+    try:
+        type_group = args.get("type_group")
+        keep = frozenset([str(type_group)]) if type_group else frozenset()
+        pieces = spell(str(args.get("tag_pattern", "")), keep)
+    except Unspellable as exc:
+        raise GrammarError(f"no canonical spelling: {exc}", field=field.name, key="content_args") from None
+    slots = [p.name for p in pieces if isinstance(p, Slot)]
+    if "key" not in slots or "value" not in slots:
+        raise GrammarError("the tag pattern has no key or value group", field=field.name, key="content_args")
+    at = next(i for i, p in enumerate(pieces) if isinstance(p, Slot) and p.name == "value")
+    before, after = pieces[:at], pieces[at + 1 :]
+    type_group = args.get("type_group")
+    type_parsers = args.get("type_parsers") or {}
+    items: list[tuple[str, Node]] = []
+    for name, schema in tool.properties.items():
+        string = _is_string(schema)
+        type_value = _type_value(type_parsers, schema, string) if type_group else None
+        begin = _fill(before, field, {"key": name, **({type_group: type_value} if type_group else {})})
+        end = _fill(after, field, {})
+        content: Node = Text() if string else Json(schema if isinstance(schema, Mapping) else {})
+        items.append((name, Tag(begin, content, end)))
+    return _ordered_params(tool, items, "")
+
+
+def _type_value(type_parsers: Mapping[str, Any], schema: Any, string: bool) -> str:
+    kinds = _schema_kinds(schema)
+    for kind in sorted(kinds):
+        if kind in type_parsers:
+            return kind
+    wanted = "text" if string else "json"
+    for value, parser in type_parsers.items():
+        if isinstance(parser, Mapping) and parser.get("name") == wanted:
+            return str(value)
+    return str(next(iter(type_parsers), ""))
+
+
+def _fill(pieces: Sequence[Piece], field: FieldSpec, values: Mapping[str, Any]) -> str:
+    out = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            out.append(piece)
+            continue
+        value = values.get(piece.name)
+        if value is None:
+            raise GrammarError(
+                f"the delimiter captures {piece.name!r}, which a grammar cannot fill in",
+                field=field.name,
+                key="content_args",
+            )
+        out.append(str(value))
+    return "".join(out)
+
+
+def _python_value(schema: Any) -> Node:
+    kinds = _schema_kinds(schema)
+    if kinds == {"boolean"}:
+        return Alt((Lit("True"), Lit("False")))
+    if kinds == {"null"}:
+        return Lit("None")
+    return Json(schema if isinstance(schema, Mapping) else {})
+
+
+def _python_arguments(tool: Tool) -> Node:
+    items = [(name, seq(Lit(f"{name}="), _python_value(schema))) for name, schema in tool.properties.items()]
+    return _ordered_params(tool, items, ", ")
+
+
+def _call_object_schema(tool: Tool, keys: Mapping[str, str], item_transform: bool) -> dict[str, Any]:
+    if item_transform:
+        return {
+            "type": "object",
+            "properties": {tool.name: dict(tool.parameters)},
+            "required": [tool.name],
+            "additionalProperties": False,
+        }
+    props: dict[str, Any] = {}
+    for role, key in keys.items():
+        if role == "id":
+            props[key] = {"type": "string"}
+        elif role == "name":
+            props[key] = {"const": tool.name}
+        else:
+            props[key] = dict(tool.parameters)
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+# --------------------------------------------------------------------------------------------- calls
+
+
+@dataclass
+class CallSyntax:
+    """How the calls of one tool-call field are written."""
+
+    field: FieldSpec
+    #: One tag per allowed tool (or one tag holding a list of calls, when ``array``).
+    tags: list[Tag]
+    triggers: list[str]
+    #: ``(open, close)`` written once around several calls, or None.
+    section: tuple[str, str] | None
+    #: One region holds every call (a JSON array or a Python list): parallelism is inside the tag.
+    array: bool
+    #: The call region runs to the next call or the end of the output (no close of its own).
+    open_ended: bool
+
+
+def _json_path_key(source: Any) -> str | None:
+    if source is None or source[0] != "json":
+        return None
+    paths = source[1]
+    if not paths or len(paths[0]) != 1:
+        return None
+    return str(paths[0][0])
+
+
+def _slot_text(
+    pieces: Sequence[Piece], name_group: str | None, tool: Tool, field: FieldSpec, key: str
+) -> list[Node]:
+    """The open delimiter's pieces for one tool: the name group filled in, other groups as patterns."""
+    out: list[Node] = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            out.append(Lit(piece))
+        elif piece.name == name_group:
+            try:
+                ok = regex.fullmatch(piece.pattern, tool.name) is not None
+            except regex.error:
+                ok = True
+            if not ok:
+                raise GrammarError(
+                    f"tool name {tool.name!r} cannot be written where the pattern reads the name "
+                    f"(/{piece.pattern}/)",
+                    field=field.name,
+                    key=key,
+                )
+            out.append(Lit(tool.name))
+        else:
+            out.append(Pattern(piece.pattern))
+    return out
+
+
+def _split_begin(nodes: list[Node]) -> tuple[str, list[Node]]:
+    """A tag's begin string (the leading literals) and what follows it (into the tag's content)."""
+    begin = []
+    rest = list(nodes)
+    while rest and isinstance(rest[0], Lit):
+        first = rest.pop(0)
+        assert isinstance(first, Lit)
+        begin.append(first.value)
+    return "".join(begin), rest
+
+
+def _delimiters(field: FieldSpec) -> tuple[list[Piece], list[Piece], tuple[str, str] | None, bool]:
+    """``(open pieces, close pieces, section, open_ended)`` of a tool-call field."""
+    if field.open is None:
+        raise GrammarError("a tool-call field needs an open delimiter", field=field.name)
+    open_key = _key(field.open, "open")
+    section_open: list[Piece] = []
+    if field.open.literals is not None:
+        open_pieces: list[Piece] = [field.open.literals[0]]
+    else:
+        try:
+            section_open, open_pieces, open_trail = spell_parts(str(field.open.source))
+            open_pieces = [*open_pieces, *open_trail]
+        except Unspellable as exc:
+            raise GrammarError(f"no canonical spelling: {exc}", field=field.name, key=open_key) from None
+    section_close: list[Piece] = []
+    open_ended = False
+    if field.close_json:
+        close_pieces: list[Piece] = []
+    elif field.close is None:
+        raise GrammarError("a tool-call field needs a close delimiter", field=field.name)
+    elif field.close.literals is not None:
+        close_pieces = [field.close.literals[0]]
+    else:
+        try:
+            close_lead, close_pieces, section_close = spell_parts(str(field.close.source))
+            close_pieces = [*close_lead, *close_pieces]
+        except Unspellable as exc:
+            raise GrammarError(
+                f"no canonical spelling: {exc}", field=field.name, key="close_pattern"
+            ) from None
+        if literal_text(close_pieces) is None:
+            raise GrammarError("the close delimiter captures text", field=field.name, key="close_pattern")
+        if not close_pieces and not section_close:
+            open_ended = True
+    section = None
+    lead, trail = literal_text(section_open), literal_text(section_close)
+    if lead and trail:
+        section = (lead, trail)
+    else:
+        open_pieces = [*section_open, *open_pieces]
+        close_pieces = [*close_pieces, *section_close]
+    return open_pieces, close_pieces, section, open_ended
+
+
+def call_syntax(field: FieldSpec, tools: Sequence[Tool], parallel: bool) -> CallSyntax:
+    """How the calls of ``field`` are written for ``tools`` (raises :class:`GrammarError`)."""
+    parser = field.parser.name
+    args = field.content_args
+    if parser == "json" and (args.get("unquoted_keys") or args.get("string_delims")):
+        raise GrammarError(
+            "the arguments are a JSON dialect (unquoted keys, custom string quotes) that JSON-schema "
+            "grammars do not write",
+            field=field.name,
+            key="content_args",
+        )
+    if parser not in ("json", "xml-inline", "python-call-list", "python-calls"):
+        raise GrammarError(
+            f"the {parser!r} content parser does not carry a tool's arguments by schema",
+            field=field.name,
+            key="content",
+        )
+    if parser == "python-calls" and args.get("name_suffix"):
+        raise GrammarError("built-in call syntax (name suffix)", field=field.name, key="content_args")
+    open_pieces, close_pieces, section, open_ended = _delimiters(field)
+    open_key = _key(field.open, "open")
+    close_text = literal_text(close_pieces) or ""
+    plan = tool_call_plan(field)
+    tags: list[Tag] = []
+    array = field.transform_each
+    if array:
+        begin_nodes: list[Node] = [Lit(p) if isinstance(p, str) else Pattern(p.pattern) for p in open_pieces]
+        begin, rest = _split_begin(begin_nodes)
+        if parser in ("python-call-list", "python-calls"):
+            calls = tuple(Tag(t.name + "(", _python_arguments(t), ")") for t in tools)
+            run = Calls(tags=calls, separator=", ", at_least_one=True, stop_after_first=not parallel)
+            body: Node = Tag("[", run, "]")
+        elif parser == "json":
+            keys = _item_keys(field, plan)
+            items = [_call_object_schema(t, keys, field.item_transform) for t in tools]
+            schema: dict[str, Any] = {
+                "type": "array",
+                "items": items[0] if len(items) == 1 else {"anyOf": items},
+            }
+            schema["minItems"] = 1
+            if not parallel:
+                schema["maxItems"] = 1
+            body = Json(schema)
+        else:
+            raise GrammarError(
+                "a list of calls in one region must be JSON or Python", field=field.name, key="content"
+            )
+        if not begin:
+            raise GrammarError("the call region has no literal opener", field=field.name, key=open_key)
+        tags.append(Tag(begin, seq(*rest, body), close_text))
+        return CallSyntax(field, tags, [begin], None, True, open_ended)
+    name = plan.name
+    for tool in tools:
+        if name is not None and name[0] == "capture":
+            nodes = _slot_text(open_pieces, str(name[1]), tool, field, open_key)
+            begin, rest = _split_begin(nodes)
+            if parser == "json":
+                content: Node = Json(dict(tool.parameters))
+            elif parser == "xml-inline":
+                content = _xml_arguments(field, tool)
+            else:
+                raise GrammarError("Python calls with the name in the open delimiter", field=field.name)
+            tags.append(Tag(begin, seq(*rest, content), close_text))
+        elif name is not None and name[0] == "json" and parser == "json":
+            if _json_path_key(name) != "name":
+                raise GrammarError("the call's name sits deeper than the top of its JSON", field=field.name)
+            arg_key = _json_path_key(plan.arguments) or "arguments"
+            nodes = _slot_text(open_pieces, None, tool, field, open_key)
+            begin, rest = _split_begin(nodes)
+            head = '{"name": ' + json.dumps(tool.name, ensure_ascii=False) + ", " + json.dumps(arg_key) + ": "
+            if rest:
+                content = seq(*rest, Lit(head), Json(dict(tool.parameters)), Lit("}"))
+                tags.append(Tag(begin, content, close_text))
+            else:
+                tags.append(Tag(begin + head, Json(dict(tool.parameters)), "}" + close_text))
+        elif name is not None and name[0] == "literal":
+            raise GrammarError(
+                "every call of this field names the same tool", field=field.name, key="transform"
+            )
+        else:
+            raise GrammarError(
+                "the call's name is not read from the open delimiter or its JSON",
+                field=field.name,
+                key="transform",
+            )
+    triggers = _triggers(tags, field, open_key)
+    return CallSyntax(field, tags, triggers, section, False, open_ended)
+
+
+def _item_keys(field: FieldSpec, plan: Any) -> dict[str, str]:
+    if field.item_transform:
+        return {}
+    keys: dict[str, str] = {}
+    transform = field.transform
+    if isinstance(transform, Mapping) and isinstance(transform.get("id"), str):
+        id_key = transform["id"].strip("{}").rstrip("?")
+        if id_key and "." not in id_key:
+            keys["id"] = id_key
+    name_key = _json_path_key(plan.name)
+    arg_key = _json_path_key(plan.arguments)
+    if name_key is None or arg_key is None:
+        raise GrammarError(
+            "the calls' name and arguments are not keys of each list item", field=field.name, key="transform"
+        )
+    keys["name"] = name_key
+    keys["arguments"] = arg_key
+    return keys
+
+
+def _triggers(tags: Sequence[Tag], field: FieldSpec, key: str) -> list[str]:
+    """The longest common start of the tags' begin strings (one trigger for all tools)."""
+    if not tags:
+        return []
+    common = tags[0].begin
+    for tag in tags[1:]:
+        n = 0
+        while n < min(len(common), len(tag.begin)) and common[n] == tag.begin[n]:
+            n += 1
+        common = common[:n]
+    if not common:
+        raise GrammarError("the call's opener has no literal start to trigger on", field=field.name, key=key)
+    return [common]
+
+
+# ----------------------------------------------------------------------------------------- the whole
+
+
+def _reasoning_field(template: ResponseTemplate) -> FieldSpec | None:
+    for field in template.fields:
+        if field.output_key == "reasoning_content" and field.open is not None:
+            return field
+    return None
+
+
+def _tool_fields(template: ResponseTemplate) -> list[FieldSpec]:
+    fields = [f for f in template.fields if f.output_key == "tool_calls" and not f.implicit]
+    fields.sort(key=lambda f: f.name != "tool_calls")
+    return fields
+
+
+def reasoning_state(template: ResponseTemplate, prefix: str | None) -> str:
+    """``"open"`` (the prompt leaves reasoning open), ``"closed"`` (the prompt wrote it) or ``"none"``."""
+    field = _reasoning_field(template)
+    if field is None or not prefix:
+        return "none"
+    parser = ResponseParser(template, prefix=prefix, errors="keep")
+    state = "none"
+    for event in parser.initial_events:
+        if event.get("field") != field.name:
+            continue
+        if event["type"] == "region_open":
+            state = "open"
+        elif event["type"] == "region_close":
+            state = "closed"
+    return state
+
+
+def _choice(tool_choice: Any, tools: Sequence[Tool]) -> tuple[str, str | None]:
+    if isinstance(tool_choice, Mapping):
+        function = tool_choice.get("function")
+        name = function.get("name") if isinstance(function, Mapping) else tool_choice.get("name")
+        if not isinstance(name, str):
+            raise GrammarError(f"tool_choice names no function: {tool_choice!r}")
+        tool_choice = name
+    if not isinstance(tool_choice, str):
+        raise GrammarError(
+            f"tool_choice must be 'auto', 'required', 'none' or a tool name, got {tool_choice!r}"
+        )
+    if tool_choice in ("auto", "required", "none"):
+        if tool_choice == "required" and not tools:
+            raise GrammarError("tool_choice 'required' needs at least one tool")
+        return tool_choice, None
+    if tool_choice not in {t.name for t in tools}:
+        raise GrammarError(f"tool_choice names {tool_choice!r}, which is not among the tools")
+    return "named", tool_choice
+
+
+def derive(
+    template: ResponseTemplate,
+    tools: Sequence[Tool],
+    tool_choice: Any = "auto",
+    parallel_tool_calls: bool = True,
+    reasoning: str = "allowed",
+    prefix: str | None = None,
+) -> Node:
+    """The grammar tree of what the model may write after ``prefix``."""
+    if reasoning not in ("allowed", "required", "forbidden"):
+        raise GrammarError(f"reasoning must be 'allowed', 'required' or 'forbidden', got {reasoning!r}")
+    mode, named = _choice(tool_choice, tools)
+    implicit = template.implicit
+    if implicit is None:
+        raise GrammarError(
+            "the template has no implicit field: free content outside regions cannot be written"
+        )
+    reasoning_node, reasoning_open = _reasoning(template, reasoning, prefix)
+    excludes = [reasoning_open] if reasoning_open else []
+    if mode == "none" or not tools:
+        excludes += _all_call_openers(template)
+        return seq(reasoning_node, Text(tuple(excludes)))
+    allowed = [t for t in tools if named is None or t.name == named]
+    syntax, reasons = None, []
+    for field in _tool_fields(template):
+        try:
+            syntax = call_syntax(field, allowed, parallel_tool_calls)
+            break
+        except GrammarError as exc:
+            reasons.append(str(exc))
+    if syntax is None:
+        if not reasons:
+            raise GrammarError("the template has no tool-call field")
+        raise GrammarError("; ".join(reasons))
+    at_least_one = mode in ("required", "named")
+    calls = _calls_node(syntax, at_least_one, parallel_tool_calls, tuple(excludes))
+    return seq(reasoning_node, calls)
+
+
+def _all_call_openers(template: ResponseTemplate) -> list[str]:
+    out: list[str] = []
+    for field in _tool_fields(template):
+        if field.open is None:
+            continue
+        if field.open.literals is not None:
+            out.extend(field.open.literals)
+            continue
+        try:
+            lead, body, _ = spell_parts(str(field.open.source))
+        except Unspellable:
+            continue
+        text = literal_text(lead) or ""
+        for piece in body:
+            if not isinstance(piece, str):
+                break
+            text += piece
+        if text:
+            out.append(text)
+    return out
+
+
+def _calls_node(syntax: CallSyntax, at_least_one: bool, parallel: bool, excludes: tuple[str, ...]) -> Node:
+    stop = syntax.array or not parallel
+    if syntax.section is not None:
+        open_, close = syntax.section
+        inner = Calls(tags=tuple(syntax.tags), separator="", at_least_one=True, stop_after_first=stop)
+        tag = Tag(open_, inner, close)
+        return Calls(
+            tags=(tag,),
+            triggers=(open_,),
+            at_least_one=at_least_one,
+            stop_after_first=True,
+            excludes=excludes,
+        )
+    if syntax.open_ended:
+        # A call runs to the next call or the end: calls come last, with nothing between them.
+        run = Calls(tags=tuple(syntax.tags), separator="", at_least_one=True, stop_after_first=stop)
+        tag = Tag(syntax.triggers[0], _strip_trigger(run, syntax.triggers[0]), "")
+        return Calls(
+            tags=(tag,),
+            triggers=tuple(syntax.triggers),
+            at_least_one=at_least_one,
+            stop_after_first=True,
+            excludes=excludes,
+        )
+    return Calls(
+        tags=tuple(syntax.tags),
+        triggers=tuple(syntax.triggers),
+        at_least_one=at_least_one,
+        stop_after_first=stop,
+        excludes=excludes,
+    )
+
+
+def _strip_trigger(run: Calls, trigger: str) -> Node:
+    """The run of calls with the first call's trigger already written."""
+    first = [Tag(t.begin[len(trigger) :], t.content, t.end) for t in run.tags]
+    one = (
+        Alt(tuple(seq(Lit(t.begin), t.content) for t in first))
+        if len(first) > 1
+        else seq(Lit(first[0].begin), first[0].content)
+    )
+    if run.stop_after_first:
+        return one
+    return seq(one, Alt((Lit(""), Calls(tags=run.tags, separator="", at_least_one=True))))
+
+
+def _reasoning(template: ResponseTemplate, reasoning: str, prefix: str | None) -> tuple[Node, str | None]:
+    field = _reasoning_field(template)
+    state = reasoning_state(template, prefix)
+    if field is None:
+        if reasoning == "required":
+            raise GrammarError("reasoning 'required', but the template has no reasoning field")
+        return Lit(""), None
+    assert field.open is not None
+    close = (
+        _spell_text(field.close, field.name, _key(field.close, "close")) if field.close is not None else ""
+    )
+    if not close:
+        if reasoning == "required":
+            raise GrammarError("the reasoning has no close delimiter to write", field=field.name, key="close")
+        return Lit(""), None
+    if state == "open":
+        if reasoning == "forbidden":
+            return Lit(close), None
+        return Tag("", Text(), close), None
+    if state == "closed":
+        if reasoning == "required":
+            raise GrammarError("reasoning 'required', but the prompt already closed the reasoning block")
+        return Lit(""), None
+    open_text = _spell_text(field.open, field.name, _key(field.open, "open"))
+    if not open_text:
+        if reasoning == "required":
+            raise GrammarError(
+                "the reasoning's open delimiter writes no text", field=field.name, key="open_pattern"
+            )
+        return Lit(""), None
+    if reasoning == "forbidden":
+        return Lit(""), open_text
+    tag = Tag(open_text, Text(), close)
+    return (tag if reasoning == "required" else optional(tag)), open_text

@@ -1,0 +1,158 @@
+"""Internal: the grammar as a small tree of nodes, and its xgrammar structural-tag form.
+
+The builder (:mod:`.derive`) describes what a model may write as a tree of the node kinds below; the
+tree is then written out twice, as an xgrammar structural tag (:func:`structural_tag_format`, here) and
+as an llguidance Lark grammar (:mod:`.lark`). Both forms accept the same texts: the node kinds are
+chosen so that each one has a direct counterpart in both (the structural tag's kinds are the vocabulary).
+
+* :class:`Lit` -- a fixed string; :class:`Json` -- a JSON value valid against a JSON schema;
+  :class:`Text` -- free text not containing any of ``excludes`` (inside a :class:`Tag` it also ends at
+  the tag's end string); :class:`Pattern` -- a regular expression (Rust-``regex`` and xgrammar syntax
+  alike: only character classes, groups, alternation and repetition).
+* :class:`Seq` and :class:`Alt` -- sequence and choice.
+* :class:`Tag` -- ``begin``, a content node, ``end``.
+* :class:`Calls` -- free text with tool calls in it: text until one of ``triggers`` starts a tag, the
+  tag, text again (``at_least_one``: the output starts with a tag; ``stop_after_first``: nothing after
+  the first tag); with :attr:`Calls.separator` set, tags only, separated by it and no other text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Alt",
+    "Calls",
+    "Json",
+    "Lit",
+    "Node",
+    "Pattern",
+    "Seq",
+    "Tag",
+    "Text",
+    "structural_tag_format",
+]
+
+
+@dataclass(frozen=True)
+class Lit:
+    value: str
+
+
+@dataclass(frozen=True)
+class Json:
+    schema: Any
+
+
+@dataclass(frozen=True)
+class Text:
+    excludes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Pattern:
+    pattern: str
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Alt:
+    options: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Tag:
+    begin: str
+    content: Node
+    end: str
+
+
+@dataclass(frozen=True)
+class Calls:
+    tags: tuple[Tag, ...]
+    triggers: tuple[str, ...] = ()
+    at_least_one: bool = False
+    stop_after_first: bool = False
+    #: Strings the free text between tags must not contain (besides the triggers).
+    excludes: tuple[str, ...] = ()
+    #: Tags only, separated by this string (``None``: free text around the tags, started by triggers).
+    separator: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+Node = Lit | Json | Text | Pattern | Seq | Alt | Tag | Calls
+
+
+def seq(*items: Node) -> Node:
+    """A sequence with empty literals dropped and nested sequences flattened (one item: the item)."""
+    flat: list[Node] = []
+    for item in items:
+        if isinstance(item, Seq):
+            flat.extend(item.items)
+        elif isinstance(item, Lit) and not item.value:
+            continue
+        else:
+            flat.append(item)
+    merged: list[Node] = []
+    for item in flat:
+        if merged and isinstance(item, Lit) and isinstance(merged[-1], Lit):
+            merged[-1] = Lit(merged[-1].value + item.value)
+        else:
+            merged.append(item)
+    if not merged:
+        return Lit("")
+    if len(merged) == 1:
+        return merged[0]
+    return Seq(tuple(merged))
+
+
+def optional(node: Node) -> Node:
+    return Alt((node, Lit("")))
+
+
+def _tag_dict(tag: Tag) -> dict[str, Any]:
+    return {"type": "tag", "begin": tag.begin, "content": structural_tag_format(tag.content), "end": tag.end}
+
+
+def structural_tag_format(node: Node) -> dict[str, Any]:
+    """The xgrammar structural-tag ``format`` object of a node."""
+    if isinstance(node, Lit):
+        return {"type": "const_string", "value": node.value}
+    if isinstance(node, Json):
+        return {"type": "json_schema", "json_schema": node.schema}
+    if isinstance(node, Text):
+        out: dict[str, Any] = {"type": "any_text"}
+        if node.excludes:
+            out["excludes"] = list(node.excludes)
+        return out
+    if isinstance(node, Pattern):
+        return {"type": "regex", "pattern": node.pattern}
+    if isinstance(node, Seq):
+        return {"type": "sequence", "elements": [structural_tag_format(item) for item in node.items]}
+    if isinstance(node, Alt):
+        return {"type": "or", "elements": [structural_tag_format(item) for item in node.options]}
+    if isinstance(node, Tag):
+        return _tag_dict(node)
+    if node.separator is not None:
+        return {
+            "type": "tags_with_separator",
+            "tags": [_tag_dict(tag) for tag in node.tags],
+            "separator": node.separator,
+            "at_least_one": node.at_least_one,
+            "stop_after_first": node.stop_after_first,
+        }
+    result: dict[str, Any] = {
+        "type": "triggered_tags",
+        "triggers": list(node.triggers),
+        "tags": [_tag_dict(tag) for tag in node.tags],
+        "at_least_one": node.at_least_one,
+        "stop_after_first": node.stop_after_first,
+    }
+    if node.excludes:
+        result["excludes"] = list(node.excludes)
+    return result
