@@ -617,15 +617,14 @@ def _calls_node(syntax: CallSyntax, at_least_one: bool, parallel: bool, excludes
             excludes=excludes,
         )
     if syntax.open_ended:
-        # A call runs to the next call or the end: calls come last, with nothing between them.
-        run = Calls(tags=tuple(syntax.tags), separator="", at_least_one=True, stop_after_first=stop)
-        tag = Tag(syntax.triggers[0], _strip_trigger(run, syntax.triggers[0]), "")
+        # A call runs to the next call or the end: the calls come last, with nothing between them.
         return Calls(
-            tags=(tag,),
+            tags=tuple(syntax.tags),
             triggers=tuple(syntax.triggers),
             at_least_one=at_least_one,
-            stop_after_first=True,
+            stop_after_first=stop,
             excludes=excludes,
+            calls_last=True,
         )
     return Calls(
         tags=tuple(syntax.tags),
@@ -634,19 +633,6 @@ def _calls_node(syntax: CallSyntax, at_least_one: bool, parallel: bool, excludes
         stop_after_first=stop,
         excludes=excludes,
     )
-
-
-def _strip_trigger(run: Calls, trigger: str) -> Node:
-    """The run of calls with the first call's trigger already written."""
-    first = [Tag(t.begin[len(trigger) :], t.content, t.end) for t in run.tags]
-    one = (
-        Alt(tuple(seq(Lit(t.begin), t.content) for t in first))
-        if len(first) > 1
-        else seq(Lit(first[0].begin), first[0].content)
-    )
-    if run.stop_after_first:
-        return one
-    return seq(one, Alt((Lit(""), Calls(tags=run.tags, separator="", at_least_one=True))))
 
 
 def _reasoning(template: ResponseTemplate, reasoning: str, prefix: str | None) -> tuple[Node, str | None]:

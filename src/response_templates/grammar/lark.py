@@ -235,6 +235,18 @@ class _Writer:
         self.rules.append(f"{call}: " + " | ".join(triggered) if triggered else f"{call}: {text}")
         first = self._name("first")
         self.rules.append(f"{first}: " + " | ".join(self.tag(t) for t in calls.tags))
+        if calls.calls_last:
+            run = first if calls.stop_after_first else f"{first}+"
+            if calls.at_least_one:
+                return run
+            opener = next(iter(heads.values()))
+            more = "" if calls.stop_after_first else f" {first}*"
+            rests = " | ".join(
+                self.tag(t, len(calls.triggers[0]))
+                for t in calls.tags
+                if t.begin.startswith(calls.triggers[0])
+            )
+            return f"({text} | {opener} ({rests}){more})"
         if calls.at_least_one:
             return first if calls.stop_after_first else f"{first} {call}* {text}"
         if calls.stop_after_first:

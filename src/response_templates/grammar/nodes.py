@@ -18,7 +18,7 @@ chosen so that each one has a direct counterpart in both (the structural tag's k
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
@@ -82,7 +82,9 @@ class Calls:
     excludes: tuple[str, ...] = ()
     #: Tags only, separated by this string (``None``: free text around the tags, started by triggers).
     separator: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: The calls come last, one right after the other (a call runs to the next call or the end, so no
+    #: text may follow it): free text, then the calls.
+    calls_last: bool = False
 
 
 Node = Lit | Json | Text | Pattern | Seq | Alt | Tag | Calls
@@ -146,6 +148,18 @@ def structural_tag_format(node: Node) -> dict[str, Any]:
             "at_least_one": node.at_least_one,
             "stop_after_first": node.stop_after_first,
         }
+    if node.calls_last:
+        run: dict[str, Any] = {
+            "type": "tags_with_separator",
+            "tags": [_tag_dict(tag) for tag in node.tags],
+            "separator": "",
+            "at_least_one": True,
+            "stop_after_first": node.stop_after_first,
+        }
+        if node.at_least_one:
+            return run
+        text = structural_tag_format(Text(tuple(node.triggers) + node.excludes))
+        return {"type": "or", "elements": [text, {"type": "sequence", "elements": [text, run]}]}
     result: dict[str, Any] = {
         "type": "triggered_tags",
         "triggers": list(node.triggers),
@@ -156,3 +170,69 @@ def structural_tag_format(node: Node) -> dict[str, Any]:
     if node.excludes:
         result["excludes"] = list(node.excludes)
     return result
+
+
+# --------------------------------------------------------------------------------------------- examples
+
+
+def example_value(schema: Any) -> Any:
+    """A JSON value valid against ``schema`` (the common keywords: type, properties, items, enum, const)."""
+    if not isinstance(schema, dict):
+        return {}
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for union in ("anyOf", "oneOf"):
+        if schema.get(union):
+            return example_value(schema[union][0])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), kind[0] if kind else "object")
+    if kind == "string":
+        return "Paris"
+    if kind == "integer":
+        return 3
+    if kind == "number":
+        return 2.5
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    if kind == "array":
+        return [example_value(schema.get("items", {"type": "string"}))] * max(
+            1, int(schema.get("minItems", 1))
+        )
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        return {key: example_value(sub) for key, sub in props.items()}
+    return {}
+
+
+def example(node: Node, calls: int = 2) -> str:
+    """One text the grammar accepts: reasoning written, ``calls`` calls where several are allowed."""
+    if isinstance(node, Lit):
+        return node.value
+    if isinstance(node, Json):
+        import json as _json
+
+        return _json.dumps(example_value(node.schema), ensure_ascii=False)
+    if isinstance(node, Text):
+        text = "Let me think about it."
+        return text if not any(e and e in text for e in node.excludes) else ""
+    if isinstance(node, Pattern):
+        return ""
+    if isinstance(node, Seq):
+        return "".join(example(item, calls) for item in node.items)
+    if isinstance(node, Alt):
+        return example(node.options[0], calls)
+    if isinstance(node, Tag):
+        return node.begin + example(node.content, calls) + node.end
+    count = 1 if node.stop_after_first else calls
+    tags = [node.tags[i % len(node.tags)] for i in range(count)]
+    if node.separator is not None:
+        return node.separator.join(example(t, calls) for t in tags)
+    lead = "" if node.at_least_one else "Checking. "
+    if node.calls_last:
+        return lead + "".join(example(t, calls) for t in tags)
+    return lead + "".join(example(t, calls) for t in tags)
