@@ -450,7 +450,16 @@ def call_syntax(field: FieldSpec, tools: Sequence[Tool], parallel: bool) -> Call
                 field=field.name,
                 key="transform",
             )
-    triggers = _triggers(tags, field, open_key)
+    lead = ""
+    for piece in open_pieces:
+        if not isinstance(piece, str):
+            break
+        lead += piece
+    if not lead:
+        raise GrammarError(
+            "the call's opener has no literal start to trigger on", field=field.name, key=open_key
+        )
+    triggers = [lead]
     return CallSyntax(field, tags, triggers, section, False, open_ended)
 
 
@@ -472,21 +481,6 @@ def _item_keys(field: FieldSpec, plan: Any) -> dict[str, str]:
     keys["name"] = name_key
     keys["arguments"] = arg_key
     return keys
-
-
-def _triggers(tags: Sequence[Tag], field: FieldSpec, key: str) -> list[str]:
-    """The longest common start of the tags' begin strings (one trigger for all tools)."""
-    if not tags:
-        return []
-    common = tags[0].begin
-    for tag in tags[1:]:
-        n = 0
-        while n < min(len(common), len(tag.begin)) and common[n] == tag.begin[n]:
-            n += 1
-        common = common[:n]
-    if not common:
-        raise GrammarError("the call's opener has no literal start to trigger on", field=field.name, key=key)
-    return [common]
 
 
 # ----------------------------------------------------------------------------------------- the whole
