@@ -22,8 +22,8 @@ from ..language import FieldSpec, ResponseTemplate
 from ..parser import ResponseParser
 from ..tools import callable_to_schema, tool_parameters
 from ..toolstream.plan import tool_call_plan
-from .nodes import Alt, Calls, Json, Lit, Node, Pattern, Tag, Text, optional, seq
-from .spelling import Piece, Slot, Unspellable, literal_text, spell, spell_parts
+from .nodes import WS, Alt, Calls, Json, Lit, Node, Pattern, Tag, Text, optional, seq
+from .spelling import Piece, Slot, Unspellable, literal_text, spell, spell_parts, strip_space
 
 __all__ = ["GrammarError", "Tool", "derive"]
 
@@ -104,7 +104,8 @@ def _spell(delim: Any, field: str, key: str) -> list[Piece]:
 
 
 def _spell_text(delim: Any, field: str, key: str) -> str:
-    pieces = _spell(delim, field, key)
+    """A delimiter's spelling as plain text (whitespace it allows left out: free text around it takes it)."""
+    pieces = strip_space(_spell(delim, field, key))
     text = literal_text(pieces)
     if text is None:
         raise GrammarError(
@@ -141,10 +142,9 @@ def _is_string(schema: Any) -> bool:
     return _schema_kinds(schema) == {"string"}
 
 
-def _ordered_params(tool: Tool, items: Sequence[tuple[str, Node]], separator: str) -> Node:
+def _ordered_params(tool: Tool, items: Sequence[tuple[str, Node]], separator: Node) -> Node:
     """The parameters of one call in schema order: required ones always, optional ones when written."""
     required = set(tool.required)
-    sep = Lit(separator)
     if not items:
         return Lit("")
     # Each parameter may come first among those written; required ones cannot be skipped.
@@ -154,12 +154,69 @@ def _ordered_params(tool: Tool, items: Sequence[tuple[str, Node]], separator: st
             break
         parts: list[Node] = [items[first][1]]
         for name, node in items[first + 1 :]:
-            entry = seq(sep, node)
+            entry = seq(separator, node)
             parts.append(entry if name in required else optional(entry))
         options.append(seq(*parts))
     if all(name not in required for name, _ in items):
         options.append(Lit(""))
     return options[0] if len(options) == 1 else Alt(tuple(options))
+
+
+def _nodes(
+    pieces: Sequence[Piece],
+    fill: Mapping[str, str],
+    field: FieldSpec,
+    key: str,
+    name_group: str | None = None,
+) -> list[Node]:
+    """Spelled pieces as nodes: text, whitespace (:data:`WS`), groups filled in (the tool name, a parameter
+    key) and the other groups as the patterns they match."""
+    out: list[Node] = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            out.append(Lit(piece))
+        elif not piece.name:
+            out.append(WS)
+        elif piece.name in fill:
+            value = fill[piece.name]
+            if piece.name == name_group:
+                try:
+                    ok = regex.fullmatch(piece.pattern, value) is not None
+                except regex.error:
+                    ok = True
+                if not ok:
+                    raise GrammarError(
+                        f"tool name {value!r} cannot be written where the pattern reads the name "
+                        f"(/{piece.pattern}/)",
+                        field=field.name,
+                        key=key,
+                    )
+            out.append(Lit(value))
+        else:
+            out.append(Pattern(piece.pattern))
+    return out
+
+
+def _make_tag(open_nodes: Sequence[Node], content: Node, close_nodes: Sequence[Node]) -> Tag:
+    """A tag from the nodes of its opener and closer: the leading text of the opener is the tag's begin,
+    the trailing text of the closer its end, whatever lies between (whitespace, patterns) its content."""
+    rest = list(open_nodes)
+    begin = []
+    while rest and isinstance(rest[0], Lit):
+        first = rest.pop(0)
+        assert isinstance(first, Lit)
+        begin.append(first.value)
+    before = list(close_nodes)
+    end: list[str] = []
+    while before and isinstance(before[-1], Lit):
+        last = before.pop()
+        assert isinstance(last, Lit)
+        end.insert(0, last.value)
+    return Tag("".join(begin), seq(*rest, content, *before), "".join(end))
+
+
+def _json_value(schema: Any) -> Node:
+    return Json(dict(schema) if isinstance(schema, Mapping) else {})
 
 
 def _xml_arguments(field: FieldSpec, tool: Tool) -> Node:
@@ -170,9 +227,9 @@ def _xml_arguments(field: FieldSpec, tool: Tool) -> Node:
             field=field.name,
             key="content_args",
         )
+    type_group = args.get("type_group")
+    keep = frozenset([str(type_group)]) if type_group else frozenset()
     try:
-        type_group = args.get("type_group")
-        keep = frozenset([str(type_group)]) if type_group else frozenset()
         pieces = spell(str(args.get("tag_pattern", "")), keep)
     except Unspellable as exc:
         raise GrammarError(f"no canonical spelling: {exc}", field=field.name, key="content_args") from None
@@ -180,18 +237,31 @@ def _xml_arguments(field: FieldSpec, tool: Tool) -> Node:
     if "key" not in slots or "value" not in slots:
         raise GrammarError("the tag pattern has no key or value group", field=field.name, key="content_args")
     at = next(i for i, p in enumerate(pieces) if isinstance(p, Slot) and p.name == "value")
-    before, after = pieces[:at], pieces[at + 1 :]
-    type_group = args.get("type_group")
+    before, after = list(pieces[:at]), list(pieces[at + 1 :])
+    # Whitespace around the value belongs to the value (strings keep it as text, the parser strips it).
+    while before and isinstance(before[-1], Slot) and not before[-1].name:
+        before.pop()
+    while after and isinstance(after[0], Slot) and not after[0].name:
+        after.pop(0)
     type_parsers = args.get("type_parsers") or {}
     items: list[tuple[str, Node]] = []
     for name, schema in tool.properties.items():
         string = _is_string(schema)
-        type_value = _type_value(type_parsers, schema, string) if type_group else None
-        begin = _fill(before, field, {"key": name, **({type_group: type_value} if type_group else {})})
-        end = _fill(after, field, {})
-        content: Node = Text() if string else Json(schema if isinstance(schema, Mapping) else {})
-        items.append((name, Tag(begin, content, end)))
-    return _ordered_params(tool, items, "")
+        fill = {"key": name}
+        if type_group:
+            fill[str(type_group)] = _type_value(type_parsers, schema, string)
+        for slot in before + after:
+            if isinstance(slot, Slot) and slot.name and slot.name not in fill:
+                raise GrammarError(
+                    f"the tag pattern captures {slot.name!r}, which a grammar cannot fill in",
+                    field=field.name,
+                    key="content_args",
+                )
+        value: Node = Text() if string else seq(WS, _json_value(schema), WS)
+        open_nodes = _nodes(before, fill, field, "content_args")
+        close_nodes = _nodes(after, fill, field, "content_args")
+        items.append((name, _make_tag(open_nodes, value, close_nodes)))
+    return seq(WS, _ordered_params(tool, items, WS), WS)
 
 
 def _type_value(type_parsers: Mapping[str, Any], schema: Any, string: bool) -> str:
@@ -206,35 +276,18 @@ def _type_value(type_parsers: Mapping[str, Any], schema: Any, string: bool) -> s
     return str(next(iter(type_parsers), ""))
 
 
-def _fill(pieces: Sequence[Piece], field: FieldSpec, values: Mapping[str, Any]) -> str:
-    out = []
-    for piece in pieces:
-        if isinstance(piece, str):
-            out.append(piece)
-            continue
-        value = values.get(piece.name)
-        if value is None:
-            raise GrammarError(
-                f"the delimiter captures {piece.name!r}, which a grammar cannot fill in",
-                field=field.name,
-                key="content_args",
-            )
-        out.append(str(value))
-    return "".join(out)
-
-
 def _python_value(schema: Any) -> Node:
     kinds = _schema_kinds(schema)
     if kinds == {"boolean"}:
         return Alt((Lit("True"), Lit("False")))
     if kinds == {"null"}:
         return Lit("None")
-    return Json(schema if isinstance(schema, Mapping) else {})
+    return _json_value(schema)
 
 
 def _python_arguments(tool: Tool) -> Node:
     items = [(name, seq(Lit(f"{name}="), _python_value(schema))) for name, schema in tool.properties.items()]
-    return _ordered_params(tool, items, ", ")
+    return _ordered_params(tool, items, Lit(", "))
 
 
 def _call_object_schema(tool: Tool, keys: Mapping[str, str], item_transform: bool) -> dict[str, Any]:
@@ -284,43 +337,6 @@ def _json_path_key(source: Any) -> str | None:
     return str(paths[0][0])
 
 
-def _slot_text(
-    pieces: Sequence[Piece], name_group: str | None, tool: Tool, field: FieldSpec, key: str
-) -> list[Node]:
-    """The open delimiter's pieces for one tool: the name group filled in, other groups as patterns."""
-    out: list[Node] = []
-    for piece in pieces:
-        if isinstance(piece, str):
-            out.append(Lit(piece))
-        elif piece.name == name_group:
-            try:
-                ok = regex.fullmatch(piece.pattern, tool.name) is not None
-            except regex.error:
-                ok = True
-            if not ok:
-                raise GrammarError(
-                    f"tool name {tool.name!r} cannot be written where the pattern reads the name "
-                    f"(/{piece.pattern}/)",
-                    field=field.name,
-                    key=key,
-                )
-            out.append(Lit(tool.name))
-        else:
-            out.append(Pattern(piece.pattern))
-    return out
-
-
-def _split_begin(nodes: list[Node]) -> tuple[str, list[Node]]:
-    """A tag's begin string (the leading literals) and what follows it (into the tag's content)."""
-    begin = []
-    rest = list(nodes)
-    while rest and isinstance(rest[0], Lit):
-        first = rest.pop(0)
-        assert isinstance(first, Lit)
-        begin.append(first.value)
-    return "".join(begin), rest
-
-
 def _delimiters(field: FieldSpec) -> tuple[list[Piece], list[Piece], tuple[str, str] | None, bool]:
     """``(open pieces, close pieces, section, open_ended)`` of a tool-call field."""
     if field.open is None:
@@ -332,9 +348,9 @@ def _delimiters(field: FieldSpec) -> tuple[list[Piece], list[Piece], tuple[str, 
     else:
         try:
             section_open, open_pieces, open_trail = spell_parts(str(field.open.source))
-            open_pieces = [*open_pieces, *open_trail]
         except Unspellable as exc:
             raise GrammarError(f"no canonical spelling: {exc}", field=field.name, key=open_key) from None
+        open_pieces = [*open_pieces, *open_trail]
     section_close: list[Piece] = []
     open_ended = False
     if field.close_json:
@@ -346,17 +362,17 @@ def _delimiters(field: FieldSpec) -> tuple[list[Piece], list[Piece], tuple[str, 
     else:
         try:
             close_lead, close_pieces, section_close = spell_parts(str(field.close.source))
-            close_pieces = [*close_lead, *close_pieces]
         except Unspellable as exc:
             raise GrammarError(
                 f"no canonical spelling: {exc}", field=field.name, key="close_pattern"
             ) from None
-        if literal_text(close_pieces) is None:
+        close_pieces = [*close_lead, *close_pieces]
+        if literal_text(strip_space(close_pieces)) is None:
             raise GrammarError("the close delimiter captures text", field=field.name, key="close_pattern")
-        if not close_pieces and not section_close:
+        if not strip_space(close_pieces) and not strip_space(section_close):
             open_ended = True
     section = None
-    lead, trail = literal_text(section_open), literal_text(section_close)
+    lead, trail = literal_text(strip_space(section_open)), literal_text(strip_space(section_close))
     if lead and trail:
         section = (lead, trail)
     else:
@@ -385,14 +401,22 @@ def call_syntax(field: FieldSpec, tools: Sequence[Tool], parallel: bool) -> Call
     if parser == "python-calls" and args.get("name_suffix"):
         raise GrammarError("built-in call syntax (name suffix)", field=field.name, key="content_args")
     open_pieces, close_pieces, section, open_ended = _delimiters(field)
+    assert field.open is not None
     open_key = _key(field.open, "open")
-    close_text = literal_text(close_pieces) or ""
+    close_nodes = _nodes(close_pieces, {}, field, "close_pattern")
+    lead = ""
+    for piece in open_pieces:
+        if not isinstance(piece, str):
+            break
+        lead += piece
+    if not lead:
+        raise GrammarError(
+            "the call's opener has no literal start to trigger on", field=field.name, key=open_key
+        )
     plan = tool_call_plan(field)
     tags: list[Tag] = []
-    array = field.transform_each
-    if array:
-        begin_nodes: list[Node] = [Lit(p) if isinstance(p, str) else Pattern(p.pattern) for p in open_pieces]
-        begin, rest = _split_begin(begin_nodes)
+    if field.transform_each:
+        open_nodes = _nodes(open_pieces, {}, field, open_key)
         if parser in ("python-call-list", "python-calls"):
             calls = tuple(Tag(t.name + "(", _python_arguments(t), ")") for t in tools)
             run = Calls(tags=calls, separator=", ", at_least_one=True, stop_after_first=not parallel)
@@ -412,34 +436,28 @@ def call_syntax(field: FieldSpec, tools: Sequence[Tool], parallel: bool) -> Call
             raise GrammarError(
                 "a list of calls in one region must be JSON or Python", field=field.name, key="content"
             )
-        if not begin:
-            raise GrammarError("the call region has no literal opener", field=field.name, key=open_key)
-        tags.append(Tag(begin, seq(*rest, body), close_text))
-        return CallSyntax(field, tags, [begin], None, True, open_ended)
+        tags.append(_make_tag(open_nodes, seq(WS, body, WS), close_nodes))
+        return CallSyntax(field, tags, [lead], None, True, open_ended)
     name = plan.name
     for tool in tools:
         if name is not None and name[0] == "capture":
-            nodes = _slot_text(open_pieces, str(name[1]), tool, field, open_key)
-            begin, rest = _split_begin(nodes)
+            group = str(name[1])
+            open_nodes = _nodes(open_pieces, {group: tool.name}, field, open_key, name_group=group)
             if parser == "json":
-                content: Node = Json(dict(tool.parameters))
+                content: Node = seq(WS, _json_value(tool.parameters), WS)
             elif parser == "xml-inline":
                 content = _xml_arguments(field, tool)
             else:
                 raise GrammarError("Python calls with the name in the open delimiter", field=field.name)
-            tags.append(Tag(begin, seq(*rest, content), close_text))
+            tags.append(_make_tag(open_nodes, content, close_nodes))
         elif name is not None and name[0] == "json" and parser == "json":
             if _json_path_key(name) != "name":
                 raise GrammarError("the call's name sits deeper than the top of its JSON", field=field.name)
             arg_key = _json_path_key(plan.arguments) or "arguments"
-            nodes = _slot_text(open_pieces, None, tool, field, open_key)
-            begin, rest = _split_begin(nodes)
+            open_nodes = _nodes(open_pieces, {}, field, open_key)
             head = '{"name": ' + json.dumps(tool.name, ensure_ascii=False) + ", " + json.dumps(arg_key) + ": "
-            if rest:
-                content = seq(*rest, Lit(head), Json(dict(tool.parameters)), Lit("}"))
-                tags.append(Tag(begin, content, close_text))
-            else:
-                tags.append(Tag(begin + head, Json(dict(tool.parameters)), "}" + close_text))
+            content = seq(WS, Lit(head), _json_value(tool.parameters), Lit("}"), WS)
+            tags.append(_make_tag(open_nodes, content, close_nodes))
         elif name is not None and name[0] == "literal":
             raise GrammarError(
                 "every call of this field names the same tool", field=field.name, key="transform"
@@ -450,17 +468,7 @@ def call_syntax(field: FieldSpec, tools: Sequence[Tool], parallel: bool) -> Call
                 field=field.name,
                 key="transform",
             )
-    lead = ""
-    for piece in open_pieces:
-        if not isinstance(piece, str):
-            break
-        lead += piece
-    if not lead:
-        raise GrammarError(
-            "the call's opener has no literal start to trigger on", field=field.name, key=open_key
-        )
-    triggers = [lead]
-    return CallSyntax(field, tags, triggers, section, False, open_ended)
+    return CallSyntax(field, tags, [lead], section, False, open_ended)
 
 
 def _item_keys(field: FieldSpec, plan: Any) -> dict[str, str]:
@@ -572,6 +580,8 @@ def derive(
         raise GrammarError("; ".join(reasons))
     at_least_one = mode in ("required", "named")
     calls = _calls_node(syntax, at_least_one, parallel_tool_calls, tuple(excludes))
+    if at_least_one and reasoning_node != Lit(""):
+        return seq(reasoning_node, WS, calls)  # the first call comes right after the reasoning
     return seq(reasoning_node, calls)
 
 
@@ -597,23 +607,29 @@ def _all_call_openers(template: ResponseTemplate) -> list[str]:
     return out
 
 
+def _run_tags(tags: Sequence[Tag]) -> tuple[Tag, ...]:
+    """Tags for a run of calls written one after the other: each ends with its end string and any
+    whitespace (a run's separator is fixed text, so whitespace between calls belongs to the calls)."""
+    return tuple(Tag(t.begin, seq(t.content, Lit(t.end), WS), "") for t in tags)
+
+
 def _calls_node(syntax: CallSyntax, at_least_one: bool, parallel: bool, excludes: tuple[str, ...]) -> Node:
     stop = syntax.array or not parallel
     if syntax.section is not None:
         open_, close = syntax.section
-        inner = Calls(tags=tuple(syntax.tags), separator="", at_least_one=True, stop_after_first=stop)
-        tag = Tag(open_, inner, close)
+        inner = Calls(tags=_run_tags(syntax.tags), separator="", at_least_one=True, stop_after_first=stop)
+        tag = Tag(open_, seq(WS, inner), close)
         return Calls(
             tags=(tag,),
             triggers=(open_,),
             at_least_one=at_least_one,
-            stop_after_first=True,
+            stop_after_first=stop,
             excludes=excludes,
         )
     if syntax.open_ended:
         # A call runs to the next call or the end: the calls come last, with nothing between them.
         return Calls(
-            tags=tuple(syntax.tags),
+            tags=_run_tags(syntax.tags),
             triggers=tuple(syntax.triggers),
             at_least_one=at_least_one,
             stop_after_first=stop,

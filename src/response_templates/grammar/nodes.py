@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "WS",
     "Alt",
     "Calls",
     "Json",
@@ -90,13 +91,17 @@ class Calls:
 Node = Lit | Json | Text | Pattern | Seq | Alt | Tag | Calls
 
 
+#: Optional whitespace, where the template allows it (``\\s*``): a region's content, between parameters.
+WS: Node = Alt((Pattern("[ \\t\\r\\n]+"), Lit("")))
+
+
 def seq(*items: Node) -> Node:
     """A sequence with empty literals dropped and nested sequences flattened (one item: the item)."""
     flat: list[Node] = []
     for item in items:
         if isinstance(item, Seq):
             flat.extend(item.items)
-        elif isinstance(item, Lit) and not item.value:
+        elif (isinstance(item, Lit) and not item.value) or (item == WS and flat and flat[-1] == WS):
             continue
         else:
             flat.append(item)

@@ -24,7 +24,17 @@ from typing import Any
 
 import regex
 
-__all__ = ["Piece", "Slot", "Unspellable", "literal_text", "spell"]
+__all__ = [
+    "SPACE",
+    "SPACE1",
+    "Piece",
+    "Slot",
+    "Unspellable",
+    "literal_text",
+    "spell",
+    "spell_parts",
+    "strip_space",
+]
 
 _parser: Any = importlib.import_module("re._parser")
 _c: Any = importlib.import_module("re._constants")
@@ -43,6 +53,10 @@ class Slot:
 
 
 Piece = str | Slot
+
+#: Whitespace the template allows between two parts (``\s*``), and at least one whitespace (``\s+``).
+SPACE = Slot("", "[ \\t\\r\\n]*")
+SPACE1 = Slot("", "[ \\t\\r\\n]+")
 
 _CATEGORY_CLASS = {
     "CATEGORY_DIGIT": "\\d",
@@ -181,6 +195,10 @@ class _Speller:
                 invented = True
             elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
                 lo, hi, sub = arg
+                if self.is_blank(sub):
+                    # Whitespace the template allows (``\s*``, ``\n?``): any whitespace in the grammar.
+                    pieces.append(SPACE if lo == 0 else SPACE1)
+                    continue
                 if lo == 0:
                     # Optional text is written when it is fixed text (whitespace aside): ``(?:<tool_call>\s*)?``
                     # yes, ``(?::\d+)?`` or ``(?:[^\[]*)?`` no.
@@ -216,6 +234,19 @@ class _Speller:
             else:
                 raise Unspellable(f"the pattern uses {name.lower()}, which has no canonical spelling")
         return pieces, invented
+
+    def is_blank(self, items: Any) -> bool:
+        """Whether ``items`` matches whitespace only (whitespace literals and classes)."""
+        if not items:
+            return False
+        for op, arg in items:
+            name = str(op)
+            if name == "LITERAL" and chr(arg) in " \t\r\n":
+                continue
+            if name == "IN" and self.is_space([(op, arg)]):
+                continue
+            return False
+        return True
 
     def is_space(self, items: Any) -> bool:
         """Whether ``items`` is one whitespace class (``\\s``, ``[ \\t]``, ``[^\\S\\n]``)."""
@@ -310,7 +341,7 @@ def spell_parts(source: str) -> tuple[list[Piece], list[Piece], list[Piece]]:
         if str(op) in ("MAX_REPEAT", "MIN_REPEAT") and arg[0] == 0 and arg[1] == 1:
             pieces, invented = speller.spell(arg[2])
             merged = _merge(pieces)
-            if not invented and merged and all(isinstance(p, str) for p in merged):
+            if not invented and strip_space(merged) and all(isinstance(p, str) for p in strip_space(merged)):
                 return merged
         return None
 
@@ -328,6 +359,11 @@ def spell_parts(source: str) -> tuple[list[Piece], list[Piece], list[Piece]]:
             items = items[:-1]
     body, _ = speller.spell(items)
     return lead, _merge(body), trail
+
+
+def strip_space(pieces: list[Piece]) -> list[Piece]:
+    """The pieces without whitespace slots."""
+    return _merge([p for p in pieces if not (isinstance(p, Slot) and not p.name)])
 
 
 def literal_text(pieces: list[Piece]) -> str | None:
