@@ -48,7 +48,7 @@ BASE_CORPUS = (
     "Sure! Here is the answer: 42.\n\n- one\n- two\n",
 )
 
-_SPECIAL_REF = re.compile(r"<\[(\d+)\]>|<\|[^|<>\s]*\|>|<[^<>\s\"/|\[][^<>\s\"]*>")
+_SPECIAL_REF = re.compile(r"<\[(\d+)\]>|<\|[^|<>\s]*\|>|</?[^<>\s\"/|\[][^<>\s\"]*>")
 
 
 def special_tokens_of_lark(lark: str) -> list[str]:
@@ -273,6 +273,51 @@ def engine_for_lark(lark: str, corpus: Sequence[str] = ()) -> Engine:
     return engine_for(tuple(special_tokens_of_lark(lark)), tuple(corpus))
 
 
+#: Delimiters that real tokenizers keep as single special (added) tokens: ``<|...|>``, DeepSeek's
+#: full-width ``<｜...｜>``, ``[TOOL_CALLS]``-style words, ``◁think▷``, and simple closed tags such as
+#: ``<think>``, ``</tool_call>``, ``<minimax:tool_call>`` (a tag with attributes, ``<function=...>``, is
+#: text). The proofs treat every such delimiter of a family as a special token.
+_TOKEN_LIKE = re.compile(
+    r"<\|[^|<>\s]+\|>|<｜[^｜]+｜>|\[/?[A-Z][A-Z_]*\]|◁/?[a-z]+▷|</?[A-Za-z_][A-Za-z0-9_:.\-]*>"
+)
+
+
+def _strings_of(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if key not in ("json_schema", "pattern"):
+                yield from _strings_of(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings_of(item)
+
+
+def special_tokens_of_tag(structural_tag: Mapping[str, Any]) -> list[str]:
+    """The token-like delimiters (see ``_TOKEN_LIKE``) in a structural tag's strings, sorted.
+
+    >>> special_tokens_of_tag({"format": {"begin": "<tool_call>\\n{", "end": "}</tool_call><|im_end|>"}})
+    ['</tool_call>', '<tool_call>', '<|im_end|>']
+    """
+    found = {m.group(0) for text in _strings_of(structural_tag) for m in _TOKEN_LIKE.finditer(text)}
+    return sorted(found)
+
+
+def build_with_tokens(grammar_module: Any, template: Any, **kwargs: Any) -> tuple[Any, Engine]:
+    """``grammar.build`` with the template's token-like delimiters declared as special tokens (found by
+    building once without them), and the :class:`Engine` whose tokenizer has them: the grammar names
+    them by id (``<[id]>``), which works for every spelling (``[TOOL_CALLS]`` has no ``<...>`` name)."""
+    plain = grammar_module.build(template, **kwargs)
+    tokens = tuple(special_tokens_of_tag(plain.structural_tag))
+    # The format's markup is in the training text, so BPE learns its pieces as a model's tokenizer has.
+    engine = engine_for(tokens, tuple(delimiters_of_tag(plain.structural_tag, tokens)))
+    if not tokens:
+        return plain, engine
+    ids = {token: engine.tokenizer.token_to_id(token) for token in tokens}
+    return grammar_module.build(template, special_tokens=ids, **kwargs), engine
+
+
 # ------------------------------------------------------------------------------------------------------
 # Checking a parsed message against the request
 # ------------------------------------------------------------------------------------------------------
@@ -351,3 +396,288 @@ def check_message(
     if not parallel_tool_calls and len(calls) > 1:
         problems.append(f"parallel_tool_calls=False but {len(calls)} calls")
     return problems
+
+
+# ------------------------------------------------------------------------------------------------------
+# The recorded samples a family's grammar must accept
+# ------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SampleCase:
+    """One recorded output our parser reads as expected, with what its request declared."""
+
+    id: str
+    family: str
+    raw: str
+    prefix: str
+    tools: list[Any] | None
+    inferred_tools: bool
+    message: Mapping[str, Any]
+    #: :func:`call_problems` of the parsed calls against the tools: non-empty means the output is not
+    #: valid for its tools, so a grammar that enforces the schemas must reject it.
+    problems: list[str]
+
+
+def sample_cases() -> tuple[list[SampleCase], dict[str, int]]:
+    """Every recorded sample (research set and ``family_samples``) that our parser reads exactly as the
+    source expects (``library_samples`` verdict ``pass``), with its family's prompt and tools; and
+    counts of the samples left out, by reason."""
+    import library_samples as ls
+    from response_templates import library
+
+    table = ls.load_tools()
+    exceptions = ls.load_exceptions()
+    cases: list[SampleCase] = []
+    skipped: dict[str, int] = {}
+    for sample in ls.load_samples():
+        verdict = ls.judge(sample, table, exceptions.get(sample["id"]))
+        if verdict.status != "pass" or verdict.family is None:
+            key = f"verdict {verdict.status}"
+            skipped[key] = skipped.get(key, 0) + 1
+            continue
+        fam = library.family(verdict.family)
+        prefix, _ = ls.prefix_for(sample, fam)
+        tools, inferred = ls.tools_for(sample, table)
+        message = verdict.got
+        cases.append(
+            SampleCase(
+                id=sample["id"],
+                family=fam.name,
+                raw=sample["raw"],
+                prefix=prefix,
+                tools=tools,
+                inferred_tools=inferred,
+                message=message,
+                problems=call_problems(list(message.get("tool_calls") or []), tools),
+            )
+        )
+    return cases, skipped
+
+
+# ------------------------------------------------------------------------------------------------------
+# Random walks through a family's grammar, parsed back and checked
+# ------------------------------------------------------------------------------------------------------
+
+#: The tools every walk is given: a typed object with an enum and bounds, nested values, no parameters.
+WALK_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer", "minimum": 1, "maximum": 14},
+                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                },
+                "required": ["city"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "description": "Search the web.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+                    "exact": {"type": "boolean"},
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "ping",
+            "description": "No arguments.",
+            "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
+        },
+    },
+]
+
+#: ``(tool_choice, parallel_tool_calls)`` settings the walks cover.
+WALK_MODES: list[tuple[Any, bool]] = [
+    ("auto", True),
+    ("required", True),
+    ("none", True),
+    ("get_weather", True),
+    ({"type": "function", "function": {"name": "search"}}, True),
+    ("required", False),
+    ("auto", False),
+]
+
+
+def mode_label(tool_choice: Any, parallel: bool) -> str:
+    name = named_choice(tool_choice)
+    label = f"named:{name}" if name is not None else str(tool_choice)
+    return label if parallel else f"{label},no-parallel"
+
+
+@dataclass
+class WalkReport:
+    """What the walks of one family and mode found."""
+
+    family: str
+    mode: str
+    walks: int = 0
+    finished: int = 0
+    with_calls: int = 0
+    calls: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def walk_family(
+    family: str,
+    grammar_module: Any,
+    tool_choice: Any,
+    parallel: bool,
+    count: int,
+    seed: int,
+    *,
+    prefix: str | None = None,
+    max_tokens: int = 400,
+) -> WalkReport:
+    """``count`` random walks through ``family``'s grammar for one setting; each finished walk is parsed
+    with the family's template (``prefix``: the family's plain generation prompt unless given) and
+    checked with :func:`check_message`. Failures are collected, not raised."""
+    import response_templates as rt
+    from response_templates import library
+
+    fam = library.family(family)
+    prompt = fam.generation_prompt if prefix is None else prefix
+    g, engine = build_with_tokens(
+        grammar_module,
+        family,
+        tools=WALK_TOOLS,
+        tool_choice=tool_choice,
+        parallel_tool_calls=parallel,
+        prefix=prompt,
+    )
+    report = WalkReport(family, mode_label(tool_choice, parallel))
+    rng = random.Random(seed)
+    template = fam.template()
+    for _ in range(count):
+        walk = engine.walk(g.lark, rng, max_tokens=max_tokens)
+        report.walks += 1
+        if not walk.finished:
+            continue
+        report.finished += 1
+        try:
+            message = rt.parse_response(walk.text, template, prefix=prompt, tools=WALK_TOOLS)
+        except rt.ResponseTemplateError as exc:
+            report.failures.append(f"does not parse ({type(exc).__name__}: {exc}): {walk.text!r}")
+            continue
+        problems = check_message(message, WALK_TOOLS, tool_choice=tool_choice, parallel_tool_calls=parallel)
+        calls = len(message.get("tool_calls") or [])
+        report.calls += calls
+        report.with_calls += calls > 0
+        if problems:
+            report.failures.append(f"{problems}: {walk.text!r}")
+    return report
+
+
+# ------------------------------------------------------------------------------------------------------
+# Constrained sampling from a model's logits
+# ------------------------------------------------------------------------------------------------------
+
+
+class RandomBigramModel:
+    """A stand-in language model: next-token logits from a fixed random bigram table (seeded), plus
+
+    * a pull towards ending that grows with the length (EOS, special tokens, closing characters), the
+      way a trained model's outputs end;
+    * a bonus for tokens that continue one of the format's delimiters (``delimiters``) once its first
+      character is written, the way a model trained on the format spells its markup once started.
+
+    Only its logits are used, through the grammar's mask, as a sampler would."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        seed: int = 0,
+        *,
+        delimiters: Sequence[str] = (),
+        scale: float = 1.0,
+        horizon: int = 40,
+        bonus: float = 6.0,
+    ) -> None:
+        rs = np.random.default_rng(seed)
+        self.engine = engine
+        self.table = rs.normal(0.0, scale, size=(engine.vocab_size, engine.vocab_size)).astype(np.float32)
+        self.horizon = horizon
+        self.bonus = bonus
+        self.ending = np.zeros(engine.vocab_size, dtype=np.float32)
+        self.ending[engine.closers] = 1.0
+        self.ending[: engine.n_special] = 1.5  # delimiters close regions (a reasoning block, a call)
+        self.ending[engine.eos] = 2.5
+        self.delimiters = sorted({d for d in delimiters if d})
+        self.pieces = [engine.decode([i]) for i in range(engine.vocab_size)]
+        self.by_first: dict[str, list[int]] = {}
+        for index, piece in enumerate(self.pieces):
+            if piece:
+                self.by_first.setdefault(piece[0], []).append(index)
+
+    def logits(self, ids: Sequence[int], text: str = "") -> np.ndarray[Any, Any]:
+        last = ids[-1] if ids else self.engine.eos
+        out = self.table[last] + self.ending * (4.0 * len(ids) / self.horizon)
+        tail = text[-64:]
+        for delim in self.delimiters:
+            # A close tag may start from nothing (a model ends an argument); others once started.
+            for k in range(0 if delim.startswith("</") else 1, len(delim)):
+                if k and not tail.endswith(delim[:k]):
+                    continue
+                wanted = delim[k:]
+                for index in self.by_first.get(wanted[0], ()):
+                    piece = self.pieces[index]
+                    if wanted.startswith(piece) or piece.startswith(wanted):
+                        out[index] += self.bonus
+        return out  # type: ignore[no-any-return]
+
+
+def delimiters_of_tag(structural_tag: Mapping[str, Any], specials: Iterable[str] = ()) -> list[str]:
+    """The fixed strings of a structural tag (begins, ends, constants, triggers) cut at the special
+    tokens ``specials`` (a model emits those as tokens, not spelled), for :class:`RandomBigramModel`."""
+    tokens = sorted(specials, key=len, reverse=True)
+    pieces: set[str] = set()
+    for text in set(_strings_of(structural_tag)) - {"structural_tag"}:
+        parts = [text]
+        for token in tokens:
+            parts = [p for part in parts for p in part.split(token)]
+        pieces.update(p for p in parts if len(p) >= 2)
+    return sorted(pieces)
+
+
+def constrained_sample(
+    engine: Engine, lark: str, model: RandomBigramModel, rng: random.Random, *, max_tokens: int = 1000
+) -> Walk:
+    """Sample from ``model`` with llguidance's mask applied to its logits (softmax over allowed tokens)
+    until EOS, the grammar stops, or ``max_tokens``."""
+    m = engine.matcher(lark)
+    ids: list[int] = []
+    end = "cap"
+    for _ in range(max_tokens):
+        if m.is_stopped():
+            end = "stopped"
+            break
+        allowed = engine.allowed(m)
+        logits = model.logits(ids, engine.decode(ids[-24:]))[allowed].astype(np.float64)
+        probs = np.exp(logits - logits.max())
+        probs /= probs.sum()
+        token = int(allowed[int(np.searchsorted(np.cumsum(probs), rng.random() * probs.sum()))])
+        if not m.consume_token(token):
+            raise AssertionError(f"the mask allowed a token the matcher refused: {m.get_error()}")
+        if token == engine.eos:
+            end = "eos"
+            break
+        ids.append(token)
+    return Walk(ids, engine.decode(ids), end)
