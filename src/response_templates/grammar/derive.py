@@ -22,8 +22,19 @@ from ..language import FieldSpec, ResponseTemplate
 from ..parser import ResponseParser
 from ..tools import callable_to_schema, tool_parameters
 from ..toolstream.plan import tool_call_plan
+from .lark import regex_escape
 from .nodes import WS, Alt, Calls, Json, Lit, Node, Pattern, Tag, Text, optional, seq
-from .spelling import Piece, Slot, Unspellable, literal_text, spell, spell_parts, strip_space
+from .spelling import (
+    OPTIONAL,
+    Piece,
+    Slot,
+    Unspellable,
+    literal_text,
+    spell,
+    spell_branches,
+    spell_parts,
+    strip_space,
+)
 
 __all__ = ["GrammarError", "Tool", "derive"]
 
@@ -95,10 +106,11 @@ def read_tools(tools: Sequence[Mapping[str, Any] | Callable[..., Any]] | None) -
 
 
 def _spell(delim: Any, field: str, key: str) -> list[Piece]:
+    """The one canonical spelling of a delimiter (its first literal, or its pattern spelled)."""
     if delim.literals is not None:
         return [delim.literals[0]]
     try:
-        return spell(delim.source)
+        return spell(delim.source, canonical=True)
     except Unspellable as exc:
         raise GrammarError(f"no canonical spelling: {exc}", field=field, key=key) from None
 
@@ -177,6 +189,8 @@ def _nodes(
             out.append(Lit(piece))
         elif not piece.name:
             out.append(WS)
+        elif piece.name == OPTIONAL:
+            out.append(optional(Pattern(piece.pattern)))
         elif piece.name in fill:
             value = fill[piece.name]
             if piece.name == name_group:
@@ -251,7 +265,7 @@ def _xml_arguments(field: FieldSpec, tool: Tool) -> Node:
         if type_group:
             fill[str(type_group)] = _type_value(type_parsers, schema, string)
         for slot in before + after:
-            if isinstance(slot, Slot) and slot.name and slot.name not in fill:
+            if isinstance(slot, Slot) and slot.name not in ("", OPTIONAL) and slot.name not in fill:
                 raise GrammarError(
                     f"the tag pattern captures {slot.name!r}, which a grammar cannot fill in",
                     field=field.name,
@@ -276,12 +290,25 @@ def _type_value(type_parsers: Mapping[str, Any], schema: Any, string: bool) -> s
     return str(next(iter(type_parsers), ""))
 
 
+#: A Python string literal, single- or double-quoted, on one line.
+PY_STRING = "\"([^\"\\\\\\n]|\\\\.)*\"|'([^'\\\\\\n]|\\\\.)*'"
+
+
 def _python_value(schema: Any) -> Node:
+    """One keyword argument's value: Python literals for scalars (``True``/``true``, ``None``/``null``,
+    either quote for strings), JSON (valid Python too) for the rest."""
     kinds = _schema_kinds(schema)
     if kinds == {"boolean"}:
-        return Alt((Lit("True"), Lit("False")))
+        return Alt((Lit("True"), Lit("False"), Lit("true"), Lit("false")))
     if kinds == {"null"}:
-        return Lit("None")
+        return Alt((Lit("None"), Lit("null")))
+    if (
+        kinds == {"string"}
+        and isinstance(schema, Mapping)
+        and not schema.get("enum")
+        and "const" not in schema
+    ):
+        return Pattern(PY_STRING, example="'Paris'")
     return _json_value(schema)
 
 
@@ -299,14 +326,21 @@ def _call_object_schema(tool: Tool, keys: Mapping[str, str], item_transform: boo
             "additionalProperties": False,
         }
     props: dict[str, Any] = {}
+    required: list[str] = []
     for role, key in keys.items():
-        if role == "id":
-            props[key] = {"type": "string"}
-        elif role == "name":
-            props[key] = {"const": tool.name}
-        else:
-            props[key] = dict(tool.parameters)
-    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+        if role == "id?":
+            continue
+        props[key] = (
+            {"type": "string"}
+            if role == "id"
+            else {"const": tool.name}
+            if role == "name"
+            else dict(tool.parameters)
+        )
+        required.append(key)
+    if "id?" in keys:  # an id the transform reads when present (``{id?}``): optional, after the call
+        props[keys["id?"]] = {"type": "string"}
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
 # --------------------------------------------------------------------------------------------- calls
@@ -350,7 +384,9 @@ def _delimiters(field: FieldSpec) -> tuple[list[Piece], list[Piece], tuple[str, 
             section_open, open_pieces, open_trail = spell_parts(str(field.open.source))
         except Unspellable as exc:
             raise GrammarError(f"no canonical spelling: {exc}", field=field.name, key=open_key) from None
-        open_pieces = [*open_pieces, *open_trail]
+        trail = literal_text(strip_space(open_trail))
+        if trail:  # an optional end of the opener (``(?:\[ARGS\])?``) may be written or not
+            open_pieces = [*open_pieces, Slot(OPTIONAL, regex_escape(trail))]
     section_close: list[Piece] = []
     open_ended = False
     if field.close_json:
@@ -417,10 +453,14 @@ def call_syntax(field: FieldSpec, tools: Sequence[Tool], parallel: bool) -> Call
     tags: list[Tag] = []
     if field.transform_each:
         open_nodes = _nodes(open_pieces, {}, field, open_key)
-        if parser in ("python-call-list", "python-calls"):
+        if parser == "python-call-list":
             calls = tuple(Tag(t.name + "(", _python_arguments(t), ")") for t in tools)
             run = Calls(tags=calls, separator=", ", at_least_one=True, stop_after_first=not parallel)
             body: Node = Tag("[", run, "]")
+        elif parser == "python-calls":
+            # One call per line, no brackets (the lenient Python-call syntax of the extension).
+            calls = tuple(Tag(t.name + "(", _python_arguments(t), ")") for t in tools)
+            body = Calls(tags=calls, separator="\n", at_least_one=True, stop_after_first=not parallel)
         elif parser == "json":
             keys = _item_keys(field, plan)
             items = [_call_object_schema(t, keys, field.item_transform) for t in tools]
@@ -476,10 +516,14 @@ def _item_keys(field: FieldSpec, plan: Any) -> dict[str, str]:
         return {}
     keys: dict[str, str] = {}
     transform = field.transform
+    id_role = None
     if isinstance(transform, Mapping) and isinstance(transform.get("id"), str):
-        id_key = transform["id"].strip("{}").rstrip("?")
+        raw = transform["id"].strip("{}")
+        id_key = raw.rstrip("?")
         if id_key and "." not in id_key:
-            keys["id"] = id_key
+            id_role = ("id?" if raw.endswith("?") else "id", id_key)
+            if id_role[0] == "id":
+                keys["id"] = id_key
     name_key = _json_path_key(plan.name)
     arg_key = _json_path_key(plan.arguments)
     if name_key is None or arg_key is None:
@@ -488,6 +532,8 @@ def _item_keys(field: FieldSpec, plan: Any) -> dict[str, str]:
         )
     keys["name"] = name_key
     keys["arguments"] = arg_key
+    if id_role is not None and id_role[0] == "id?":
+        keys["id?"] = id_role[1]
     return keys
 
 
@@ -561,8 +607,7 @@ def derive(
         raise GrammarError(
             "the template has no implicit field: free content outside regions cannot be written"
         )
-    reasoning_node, reasoning_open = _reasoning(template, reasoning, prefix)
-    excludes = [reasoning_open] if reasoning_open else []
+    reasoning_node, excludes = _reasoning(template, reasoning, prefix)
     if mode == "none" or not tools:
         excludes += _all_call_openers(template)
         return seq(reasoning_node, Text(tuple(excludes)))
@@ -645,13 +690,25 @@ def _calls_node(syntax: CallSyntax, at_least_one: bool, parallel: bool, excludes
     )
 
 
-def _reasoning(template: ResponseTemplate, reasoning: str, prefix: str | None) -> tuple[Node, str | None]:
+def _opens_without_text(field: FieldSpec) -> bool:
+    """Whether the reasoning may start without its open delimiter (an alternative such as
+    ``^\\s*(?=</think>)``: the close alone ends text that was reasoning)."""
+    if field.open is None or field.open.literals is not None:
+        return False
+    try:
+        return any(not strip_space(branch) for branch in spell_branches(str(field.open.source)))
+    except Unspellable:
+        return False
+
+
+def _reasoning(template: ResponseTemplate, reasoning: str, prefix: str | None) -> tuple[Node, list[str]]:
+    """The reasoning part of the grammar, and what the content after it must not contain."""
     field = _reasoning_field(template)
     state = reasoning_state(template, prefix)
     if field is None:
         if reasoning == "required":
             raise GrammarError("reasoning 'required', but the template has no reasoning field")
-        return Lit(""), None
+        return Lit(""), []
     assert field.open is not None
     close = (
         _spell_text(field.close, field.name, _key(field.close, "close")) if field.close is not None else ""
@@ -659,23 +716,29 @@ def _reasoning(template: ResponseTemplate, reasoning: str, prefix: str | None) -
     if not close:
         if reasoning == "required":
             raise GrammarError("the reasoning has no close delimiter to write", field=field.name, key="close")
-        return Lit(""), None
+        return Lit(""), []
     if state == "open":
         if reasoning == "forbidden":
-            return Lit(close), None
-        return Tag("", Text(), close), None
+            return Lit(close), []
+        return Tag("", Text(), close), []
     if state == "closed":
         if reasoning == "required":
             raise GrammarError("reasoning 'required', but the prompt already closed the reasoning block")
-        return Lit(""), None
+        return Lit(""), []
     open_text = _spell_text(field.open, field.name, _key(field.open, "open"))
+    orphan = _opens_without_text(field)
     if not open_text:
         if reasoning == "required":
             raise GrammarError(
                 "the reasoning's open delimiter writes no text", field=field.name, key="open_pattern"
             )
-        return Lit(""), None
+        return Lit(""), []
     if reasoning == "forbidden":
-        return Lit(""), open_text
-    tag = Tag(open_text, Text(), close)
-    return (tag if reasoning == "required" else optional(tag)), open_text
+        return Lit(""), [open_text]
+    options: list[Node] = [seq(WS, Tag(open_text, Text(), close))]
+    if orphan:
+        options.append(Tag("", Text(), close))
+    if reasoning == "allowed":
+        options.append(Lit(""))
+    node = options[0] if len(options) == 1 else Alt(tuple(options))
+    return node, [open_text] + ([close] if orphan else [])

@@ -51,7 +51,13 @@ def _string(text: str) -> str:
 
 class _Writer:
     def __init__(self, special_tokens: Mapping[str, int | None]) -> None:
-        self.special = special_tokens
+        # llguidance names a special token by id (``<[id]>``) or, when its text is ``<...>``, by that
+        # text; any other token without an id is written as text.
+        self.special = {
+            t: i
+            for t, i in special_tokens.items()
+            if t and (i is not None or (t.startswith("<") and t.endswith(">") and ">" not in t[:-1]))
+        }
         self.rules: list[str] = []
         self.counter = 0
         self.text_terminals: dict[tuple[str, ...], str] = {}
@@ -107,14 +113,15 @@ class _Writer:
 
     def text_terminal(self, excludes: tuple[str, ...]) -> str:
         """A terminal for text containing none of ``excludes`` (special tokens never occur in text)."""
-        plain = tuple(sorted({e for e in excludes if e and not self._is_all_special(e)}))
+        # Text never holds a special token, so an exclude that starts with one needs no rule.
+        plain = tuple(sorted({self._first_text(e) for e in excludes} - {""}))
         name = self.text_terminals.get(plain)
         if name is not None:
             return name
         name = f"TEXT{len(self.text_terminals)}"
         self.text_terminals[plain] = name
         if plain:
-            alts = "|".join(regex_escape(self._first_text(e)) for e in plain)
+            alts = "|".join(regex_escape(e) for e in plain)
             self.rules.append(f"{name}: /(?s:.*)/ & ~/(?s:.*)(?:{alts})(?s:.*)/")
         else:
             self.rules.append(f"{name}: /(?s:.*)/")
@@ -137,7 +144,7 @@ class _Writer:
         """Free text, then ``follow``: one expression that consumes both."""
         terminal = self.text_terminal(excludes)
         if self.starts_special(follow):
-            return f"{terminal} {self.literal(follow)}"
+            return f"{terminal}? {self.literal(follow)}"
         head = self._first_text(follow)
         rest = follow[len(head) :]
         name = self._name("t")
@@ -162,14 +169,18 @@ class _Writer:
         if isinstance(node, Text):
             if follow:
                 return self.text_until(node.excludes, follow), True
-            return self.text_terminal(node.excludes), False
+            return self.text_terminal(node.excludes) + "?", False
         if isinstance(node, Pattern):
             return "/" + node.pattern.replace("/", "\\/") + "/", False
         if isinstance(node, Seq):
             parts = []
             consumed = False
+            skip = False
             items = node.items
             for index, item in enumerate(items):
+                if skip:  # a literal the text before it already consumed
+                    skip = False
+                    continue
                 nxt: str | None
                 if index + 1 < len(items):
                     after = items[index + 1]
@@ -180,7 +191,7 @@ class _Writer:
                 parts.append(expr)
                 if used:
                     if index + 1 < len(items):
-                        items = (*items[: index + 1], Lit(""), *items[index + 2 :])
+                        skip = True
                     else:
                         consumed = True
             return " ".join(p for p in parts if p != '""') or '""', consumed
@@ -218,7 +229,7 @@ class _Writer:
         for trigger in calls.triggers:
             name = self._name("head")
             if self.starts_special(trigger):
-                self.rules.append(f"{name}: {text} {self.literal(trigger)}")
+                self.rules.append(f"{name}: {text}? {self.literal(trigger)}")
             else:
                 first = self._first_text(trigger)
                 rest = trigger[len(first) :]
@@ -232,7 +243,7 @@ class _Writer:
             if found is not None:
                 triggered.append(f"{heads[found]} {self.tag(tag, len(found))}".strip())
         call = self._name("call")
-        self.rules.append(f"{call}: " + " | ".join(triggered) if triggered else f"{call}: {text}")
+        self.rules.append(f"{call}: " + " | ".join(triggered) if triggered else f"{call}: {text}?")
         first = self._name("first")
         self.rules.append(f"{first}: " + " | ".join(self.tag(t) for t in calls.tags))
         if calls.calls_last:
@@ -246,12 +257,12 @@ class _Writer:
                 for t in calls.tags
                 if t.begin.startswith(calls.triggers[0])
             )
-            return f"({text} | {opener} ({rests}){more})"
+            return f"({text}? | {opener} ({rests}){more})"
         if calls.at_least_one:
-            return first if calls.stop_after_first else f"{first} {call}* {text}"
+            return first if calls.stop_after_first else f"{first} {call}* {text}?"
         if calls.stop_after_first:
-            return f"({call} | {text})"
-        return f"{call}* {text}"
+            return f"({call} | {text}?)"
+        return f"{call}* {text}?"
 
 
 def to_lark(node: Node, special_tokens: Mapping[str, int | None] | None = None) -> str:

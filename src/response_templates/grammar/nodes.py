@@ -18,7 +18,7 @@ chosen so that each one has a direct counterpart in both (the structural tag's k
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
@@ -54,6 +54,8 @@ class Text:
 @dataclass(frozen=True)
 class Pattern:
     pattern: str
+    #: One text the pattern matches (for :func:`example`).
+    example: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -226,7 +228,7 @@ def example(node: Node, calls: int = 2) -> str:
         text = "Let me think about it."
         return text if not any(e and e in text for e in node.excludes) else ""
     if isinstance(node, Pattern):
-        return ""
+        return node.example
     if isinstance(node, Seq):
         return "".join(example(item, calls) for item in node.items)
     if isinstance(node, Alt):

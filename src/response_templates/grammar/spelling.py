@@ -25,6 +25,7 @@ from typing import Any
 import regex
 
 __all__ = [
+    "OPTIONAL",
     "SPACE",
     "SPACE1",
     "Piece",
@@ -32,6 +33,7 @@ __all__ = [
     "Unspellable",
     "literal_text",
     "spell",
+    "spell_branches",
     "spell_parts",
     "strip_space",
 ]
@@ -53,6 +55,9 @@ class Slot:
 
 
 Piece = str | Slot
+
+#: The name of a slot for an optional part: its pattern may match or not (``(?:json)?``).
+OPTIONAL = "?"
 
 #: Whitespace the template allows between two parts (``\s*``), and at least one whitespace (``\s+``).
 SPACE = Slot("", "[ \\t\\r\\n]*")
@@ -104,6 +109,10 @@ def _dedupe_groups(source: str) -> tuple[str, dict[str, str]]:
 class _Speller:
     def __init__(self, source: str, keep: frozenset[str] = frozenset()) -> None:
         self.keep = keep
+        #: Whether text was spelled before the part being spelled (set by :func:`spell_parts`).
+        self.after_text = False
+        #: How many optional groups that are being written enclose the part being spelled.
+        self.including = 0
         text, self.aliases = _dedupe_groups(source)
         try:
             parsed = _parser.parse(text, 0)
@@ -185,6 +194,7 @@ class _Speller:
             name = str(op)
             if name == "LITERAL":
                 pieces.append(chr(arg))
+                self.after_text = True
             elif name == "IN":
                 literals = [a for o, a in arg if str(o) == "LITERAL"]
                 if len(arg) == 1 and literals:
@@ -200,12 +210,21 @@ class _Speller:
                     pieces.append(SPACE if lo == 0 else SPACE1)
                     continue
                 if lo == 0:
-                    # Optional text is written when it is fixed text (whitespace aside): ``(?:<tool_call>\s*)?``
-                    # yes, ``(?::\d+)?`` or ``(?:[^\[]*)?`` no.
-                    if hi == 1 and not self.has_class(sub, ignore_space=True):
-                        sub_pieces, sub_invented = self.spell(sub)
+                    fixed = hi == 1 and not self.has_class(sub, ignore_space=True)
+                    if fixed and (not self.after_text or self.including or self.has_kept_slot(sub)):
+                        # Optional fixed text before any other text is written (``(?:<tool_call>\s*)?``):
+                        # the opener needs a literal start.
+                        self.including += 1
+                        try:
+                            sub_pieces, sub_invented = self.spell(sub)
+                        finally:
+                            self.including -= 1
                         if not sub_invented:
                             pieces.extend(sub_pieces)
+                        continue
+                    if hi == 1:
+                        # Any other optional part may be written or not (``(?:json)?``, ``(?::\d+)?``).
+                        pieces.append(Slot(OPTIONAL, self.unparse(sub)))
                     continue
                 sub_pieces, sub_invented = self.spell(sub)
                 for _ in range(lo):
@@ -234,6 +253,19 @@ class _Speller:
             else:
                 raise Unspellable(f"the pattern uses {name.lower()}, which has no canonical spelling")
         return pieces, invented
+
+    def has_kept_slot(self, items: Any) -> bool:
+        """Whether ``items`` holds a group named in ``keep`` (written even where it is optional)."""
+        for op, arg in items:
+            name = str(op)
+            if name == "SUBPATTERN":
+                if self.names.get(arg[0]) in self.keep or self.has_kept_slot(arg[3]):
+                    return True
+            elif (
+                name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and self.has_kept_slot(arg[2])
+            ) or (name == "BRANCH" and any(self.has_kept_slot(alt) for alt in arg[1])):
+                return True
+        return False
 
     def is_blank(self, items: Any) -> bool:
         """Whether ``items`` matches whitespace only (whitespace literals and classes)."""
@@ -310,16 +342,22 @@ def _merge(pieces: list[Piece]) -> list[Piece]:
     return out
 
 
-def spell(source: str, keep: frozenset[str] = frozenset()) -> list[Piece]:
+def spell(source: str, keep: frozenset[str] = frozenset(), canonical: bool = False) -> list[Piece]:
     """The canonical spelling of the regex ``source``: text pieces and :class:`Slot` s, merged.
 
     >>> spell(r"(?:<tool_call>\\s*)?<function=(?P<name>[^>\\n]+)>")
     ['<tool_call><function=', Slot(name='name', pattern='[^>\\\\n]+'), '>']
 
     ``keep`` names groups whose optional surroundings are written all the same (a type attribute).
+    Optional parts after the first text are slots named :data:`OPTIONAL` (written or not), unless
+    ``canonical``, which writes optional fixed text and leaves optional patterns out.
     """
     speller = _Speller(source, keep)
+    if canonical:  # one spelling only: optional fixed text written, optional patterns left out
+        speller.including = 1
     pieces, _ = speller.spell(speller.tree)
+    if canonical:
+        pieces = [p for p in pieces if not (isinstance(p, Slot) and p.name == OPTIONAL)]
     return _merge(pieces)
 
 
@@ -339,7 +377,11 @@ def spell_parts(source: str) -> tuple[list[Piece], list[Piece], list[Piece]]:
     def optional_group(item: Any) -> list[Piece] | None:
         op, arg = item
         if str(op) in ("MAX_REPEAT", "MIN_REPEAT") and arg[0] == 0 and arg[1] == 1:
-            pieces, invented = speller.spell(arg[2])
+            speller.including += 1
+            try:
+                pieces, invented = speller.spell(arg[2])
+            finally:
+                speller.including -= 1
             merged = _merge(pieces)
             if not invented and strip_space(merged) and all(isinstance(p, str) for p in strip_space(merged)):
                 return merged
@@ -357,13 +399,27 @@ def spell_parts(source: str) -> tuple[list[Piece], list[Piece], list[Piece]]:
         if group is not None:
             trail = group
             items = items[:-1]
+    speller.after_text = False
     body, _ = speller.spell(items)
     return lead, _merge(body), trail
 
 
+def spell_branches(source: str) -> list[list[Piece]]:
+    """The spelling of each top-level alternative of ``source``."""
+    speller = _Speller(source)
+    items = list(speller.tree)
+    branches = items[0][1][1] if len(items) == 1 and str(items[0][0]) == "BRANCH" else [items]
+    out = []
+    for branch in branches:
+        speller.after_text = False
+        pieces, _ = speller.spell(branch)
+        out.append(_merge(pieces))
+    return out
+
+
 def strip_space(pieces: list[Piece]) -> list[Piece]:
-    """The pieces without whitespace slots."""
-    return _merge([p for p in pieces if not (isinstance(p, Slot) and not p.name)])
+    """The pieces without whitespace slots and optional parts (what is always written)."""
+    return _merge([p for p in pieces if not (isinstance(p, Slot) and p.name in ("", OPTIONAL))])
 
 
 def literal_text(pieces: list[Piece]) -> str | None:
