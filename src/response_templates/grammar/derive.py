@@ -371,8 +371,14 @@ def _json_path_key(source: Any) -> str | None:
     return str(paths[0][0])
 
 
-def _delimiters(field: FieldSpec) -> tuple[list[Piece], list[Piece], tuple[str, str] | None, bool]:
-    """``(open pieces, close pieces, section, open_ended)`` of a tool-call field."""
+def _delimiters(
+    field: FieldSpec, turn_ends: frozenset[str] = frozenset()
+) -> tuple[list[Piece], list[Piece], tuple[str, str] | None, bool]:
+    """``(open pieces, close pieces, section, open_ended)`` of a tool-call field.
+
+    A close that is also an end of the turn (``turn_ends``: the implicit field's closes, such as
+    ``<|eot_id|>``) is the engine's stop token, not text the grammar writes: such calls run to the end.
+    """
     if field.open is None:
         raise GrammarError("a tool-call field needs an open delimiter", field=field.name)
     open_key = _key(field.open, "open")
@@ -395,6 +401,8 @@ def _delimiters(field: FieldSpec) -> tuple[list[Piece], list[Piece], tuple[str, 
         raise GrammarError("a tool-call field needs a close delimiter", field=field.name)
     elif field.close.literals is not None:
         close_pieces = [field.close.literals[0]]
+        if field.close.literals[0] in turn_ends:
+            close_pieces, open_ended = [], True
     else:
         try:
             close_lead, close_pieces, section_close = spell_parts(str(field.close.source))
@@ -417,7 +425,9 @@ def _delimiters(field: FieldSpec) -> tuple[list[Piece], list[Piece], tuple[str, 
     return open_pieces, close_pieces, section, open_ended
 
 
-def call_syntax(field: FieldSpec, tools: Sequence[Tool], parallel: bool) -> CallSyntax:
+def call_syntax(
+    field: FieldSpec, tools: Sequence[Tool], parallel: bool, turn_ends: frozenset[str] = frozenset()
+) -> CallSyntax:
     """How the calls of ``field`` are written for ``tools`` (raises :class:`GrammarError`)."""
     parser = field.parser.name
     args = field.content_args
@@ -436,7 +446,7 @@ def call_syntax(field: FieldSpec, tools: Sequence[Tool], parallel: bool) -> Call
         )
     if parser == "python-calls" and args.get("name_suffix"):
         raise GrammarError("built-in call syntax (name suffix)", field=field.name, key="content_args")
-    open_pieces, close_pieces, section, open_ended = _delimiters(field)
+    open_pieces, close_pieces, section, open_ended = _delimiters(field, turn_ends)
     assert field.open is not None
     open_key = _key(field.open, "open")
     close_nodes = _nodes(close_pieces, {}, field, "close_pattern")
@@ -559,8 +569,11 @@ def reasoning_state(template: ResponseTemplate, prefix: str | None) -> str:
     if field is None or not prefix:
         return "none"
     parser = ResponseParser(template, prefix=prefix, errors="keep")
+    # A delimiter at the very end of the prompt may still be held back (``<think>\\s*`` could grow): one
+    # more character, which cannot extend a delimiter's text, settles it.
+    events = [*parser.initial_events, *parser.feed("\x00")]
     state = "none"
-    for event in parser.initial_events:
+    for event in events:
         if event.get("field") != field.name:
             continue
         if event["type"] == "region_open":
@@ -615,7 +628,7 @@ def derive(
     syntax, reasons = None, []
     for field in _tool_fields(template):
         try:
-            syntax = call_syntax(field, allowed, parallel_tool_calls)
+            syntax = call_syntax(field, allowed, parallel_tool_calls, _turn_ends(template))
             break
         except GrammarError as exc:
             reasons.append(str(exc))
@@ -628,6 +641,13 @@ def derive(
     if at_least_one and reasoning_node != Lit(""):
         return seq(reasoning_node, WS, calls)  # the first call comes right after the reasoning
     return seq(reasoning_node, calls)
+
+
+def _turn_ends(template: ResponseTemplate) -> frozenset[str]:
+    implicit = template.implicit
+    if implicit is None or implicit.close is None or implicit.close.literals is None:
+        return frozenset()
+    return frozenset(implicit.close.literals)
 
 
 def _all_call_openers(template: ResponseTemplate) -> list[str]:
@@ -659,7 +679,7 @@ def _run_tags(tags: Sequence[Tag]) -> tuple[Tag, ...]:
 
 
 def _calls_node(syntax: CallSyntax, at_least_one: bool, parallel: bool, excludes: tuple[str, ...]) -> Node:
-    stop = syntax.array or not parallel
+    stop = not parallel
     if syntax.section is not None:
         open_, close = syntax.section
         inner = Calls(tags=_run_tags(syntax.tags), separator="", at_least_one=True, stop_after_first=stop)
@@ -677,16 +697,18 @@ def _calls_node(syntax: CallSyntax, at_least_one: bool, parallel: bool, excludes
             tags=_run_tags(syntax.tags),
             triggers=tuple(syntax.triggers),
             at_least_one=at_least_one,
-            stop_after_first=stop,
+            stop_after_first=stop or syntax.array,
             excludes=excludes,
             calls_last=True,
         )
+    once = syntax.array and not syntax.field.repeats  # one region holds every call of the turn
     return Calls(
         tags=tuple(syntax.tags),
         triggers=tuple(syntax.triggers),
         at_least_one=at_least_one,
-        stop_after_first=stop,
+        stop_after_first=stop or once,
         excludes=excludes,
+        text_after=once,
     )
 
 

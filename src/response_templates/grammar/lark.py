@@ -258,10 +258,11 @@ class _Writer:
                 if t.begin.startswith(calls.triggers[0])
             )
             return f"({text}? | {opener} ({rests}){more})"
+        after = f" {text}?" if calls.text_after else ""
         if calls.at_least_one:
-            return first if calls.stop_after_first else f"{first} {call}* {text}?"
+            return first + after if calls.stop_after_first else f"{first} {call}* {text}?"
         if calls.stop_after_first:
-            return f"({call} | {text}?)"
+            return f"({call}{after} | {text}?)"
         return f"{call}* {text}?"
 
 

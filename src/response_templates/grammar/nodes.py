@@ -85,6 +85,9 @@ class Calls:
     excludes: tuple[str, ...] = ()
     #: Tags only, separated by this string (``None``: free text around the tags, started by triggers).
     separator: str | None = None
+    #: With ``stop_after_first``: free text may still follow the one tag (a region that holds every call
+    #: of the turn, such as a JSON list, followed by more content).
+    text_after: bool = False
     #: The calls come last, one right after the other (a call runs to the next call or the end, so no
     #: text may follow it): free text, then the calls.
     calls_last: bool = False
@@ -167,6 +170,16 @@ def structural_tag_format(node: Node) -> dict[str, Any]:
             return run
         text = structural_tag_format(Text(tuple(node.triggers) + node.excludes))
         return {"type": "or", "elements": [text, {"type": "sequence", "elements": [text, run]}]}
+    if node.text_after and node.stop_after_first:
+        text = structural_tag_format(Text(tuple(node.triggers) + node.excludes))
+        tag = (
+            {"type": "or", "elements": [_tag_dict(t) for t in node.tags]}
+            if len(node.tags) > 1
+            else _tag_dict(node.tags[0])
+        )
+        if node.at_least_one:
+            return {"type": "sequence", "elements": [tag, text]}
+        return {"type": "or", "elements": [text, {"type": "sequence", "elements": [text, tag, text]}]}
     result: dict[str, Any] = {
         "type": "triggered_tags",
         "triggers": list(node.triggers),
@@ -240,6 +253,8 @@ def example(node: Node, calls: int = 2) -> str:
     if node.separator is not None:
         return node.separator.join(example(t, calls) for t in tags)
     lead = "" if node.at_least_one else "Checking. "
+    if node.text_after:
+        return lead + "".join(example(t, calls) for t in tags) + " Done."
     if node.calls_last:
         return lead + "".join(example(t, calls) for t in tags)
     return lead + "".join(example(t, calls) for t in tags)
