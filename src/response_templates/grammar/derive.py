@@ -625,17 +625,17 @@ def derive(
         excludes += _all_call_openers(template)
         return seq(reasoning_node, Text(tuple(excludes)))
     allowed = [t for t in tools if named is None or t.name == named]
-    syntax, reasons = None, []
-    for field in _tool_fields(template):
+    syntax, errors = None, []
+    for field in _tool_fields(template):  # the first field whose calls can be written
         try:
             syntax = call_syntax(field, allowed, parallel_tool_calls, _turn_ends(template))
             break
         except GrammarError as exc:
-            reasons.append(str(exc))
+            errors.append(exc)
     if syntax is None:
-        if not reasons:
+        if not errors:
             raise GrammarError("the template has no tool-call field")
-        raise GrammarError("; ".join(reasons))
+        raise errors[0]
     at_least_one = mode in ("required", "named")
     calls = _calls_node(syntax, at_least_one, parallel_tool_calls, tuple(excludes))
     if at_least_one and reasoning_node != Lit(""):
