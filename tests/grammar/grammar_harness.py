@@ -631,16 +631,21 @@ class RandomBigramModel:
         last = ids[-1] if ids else self.engine.eos
         out = self.table[last] + self.ending * (4.0 * len(ids) / self.horizon)
         tail = text[-64:]
-        for delim in self.delimiters:
-            # A close tag may start from nothing (a model ends an argument); others once started.
-            for k in range(0 if delim.startswith("</") else 1, len(delim)):
-                if k and not tail.endswith(delim[:k]):
-                    continue
-                wanted = delim[k:]
-                for index in self.by_first.get(wanted[0], ()):
-                    piece = self.pieces[index]
-                    if wanted.startswith(piece) or piece.startswith(wanted):
-                        out[index] += self.bonus
+        # Delimiters already started (the longest written part of each), else a close tag from nothing
+        # (a model ends an argument or a block).
+        wanted = [
+            delim[k:]
+            for delim in self.delimiters
+            for k in range(len(delim) - 1, 0, -1)
+            if tail.endswith(delim[:k])
+        ]
+        if not wanted:
+            wanted = [delim for delim in self.delimiters if delim.startswith("</")]
+        for rest in set(wanted):
+            for index in self.by_first.get(rest[0], ()):
+                piece = self.pieces[index]
+                if rest.startswith(piece) or piece.startswith(rest):
+                    out[index] += self.bonus
         return out  # type: ignore[no-any-return]
 
 
