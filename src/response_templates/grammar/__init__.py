@@ -19,9 +19,9 @@ parameters raw up to the close tag, the others as JSON), Python call lists.
 >>> g = grammar.build("qwen3", tools=tools, tool_choice="required")
 >>> g.structural_tag["type"], g.structural_tag["format"]["type"]
 ('structural_tag', 'sequence')
->>> calls = g.structural_tag["format"]["elements"][1]
+>>> calls = g.structural_tag["format"]["elements"][-1]  # after the optional reasoning block
 >>> calls["type"], calls["at_least_one"], calls["tags"][0]["begin"]
-('triggered_tags', True, '<tool_call>{"name": "get_weather", "arguments": ')
+('triggered_tags', True, '<tool_call>')
 >>> g.lark.splitlines()[0]
 '%llguidance {}'
 

@@ -345,8 +345,9 @@ def _merge(pieces: list[Piece]) -> list[Piece]:
 def spell(source: str, keep: frozenset[str] = frozenset(), canonical: bool = False) -> list[Piece]:
     """The canonical spelling of the regex ``source``: text pieces and :class:`Slot` s, merged.
 
-    >>> spell(r"(?:<tool_call>\\s*)?<function=(?P<name>[^>\\n]+)>")
-    ['<tool_call><function=', Slot(name='name', pattern='[^>\\\\n]+'), '>']
+    >>> spell(r"(?:<tool_call>\\s*)?<function=(?P<name>[^>\\n]+)>")  # doctest: +NORMALIZE_WHITESPACE
+    ['<tool_call>', Slot(name='', pattern='[ \\\\t\\\\r\\\\n]*'), '<function=',
+     Slot(name='name', pattern='[^>\\\\n]+'), '>']
 
     ``keep`` names groups whose optional surroundings are written all the same (a type attribute).
     Optional parts after the first text are slots named :data:`OPTIONAL` (written or not), unless
