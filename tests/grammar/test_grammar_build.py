@@ -334,3 +334,23 @@ def test_examples_parse_back_to_the_calls_for_every_compiled_family() -> None:
         message = rt.parse_response(text, family.template(), prefix=family.generation_prompt, tools=TOOLS)
         first = message["tool_calls"][0]["function"]
         assert first["name"] == "get_weather" and "city" in first["arguments"], (name, text)
+
+
+def test_harmony_channels_gpt_oss() -> None:
+    g = grammar.build("gpt-oss", tools=TOOLS, tool_choice="required", prefix="<|start|>assistant")
+    begins = {t["begin"] for t in find(fmt(g), "tag")}
+    # the first message follows the prompt's <|start|>assistant; later ones write it themselves
+    assert {"<|channel|>analysis<|message|>", "<|start|>assistant<|channel|>analysis<|message|>"} <= begins
+    assert {"<|channel|>commentary", "<|start|>assistant<|channel|>commentary"} <= begins
+    calls = [t for t in find(fmt(g), "tag") if t["begin"] == "<|channel|>commentary"]
+    assert {t["end"] for t in calls} == {"<|call|>"}
+    text = example(g.tree)
+    message = rt.parse_response(text, rt.templates.get("gpt-oss"), prefix="<|start|>assistant", tools=TOOLS)
+    assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather", "search"]
+
+
+def test_regions_only_templates_solar_open() -> None:
+    g = grammar.build("solar-open", tools=TOOLS, tool_choice="search")
+    (call,) = [t for t in find(fmt(g), "tag") if t["begin"].startswith("<|tool_call:begin|>")]
+    assert call["end"] == "<|tool_call:end|>" and "search" in json.dumps(call)
+    assert find(call, "regex")  # the call id is written as the pattern the template reads

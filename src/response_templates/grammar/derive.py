@@ -372,7 +372,7 @@ def _json_path_key(source: Any) -> str | None:
 
 
 def _delimiters(
-    field: FieldSpec, turn_ends: frozenset[str] = frozenset()
+    field: FieldSpec, turn_ends: frozenset[str] = frozenset(), joiners: list[str] | None = None
 ) -> tuple[list[Piece], list[Piece], tuple[str, str] | None, bool]:
     """``(open pieces, close pieces, section, open_ended)`` of a tool-call field.
 
@@ -419,6 +419,11 @@ def _delimiters(
     lead, trail = literal_text(strip_space(section_open)), literal_text(strip_space(section_close))
     if lead and trail:
         section = (lead, trail)
+    elif lead and joiners is not None:
+        # Regions only (no free content): an optional start of the opener (``<|start|>assistant``) joins
+        # one region to the next; it is written where regions follow each other.
+        joiners.append(lead)
+        close_pieces = [*close_pieces, *section_close]
     else:
         open_pieces = [*section_open, *open_pieces]
         close_pieces = [*close_pieces, *section_close]
@@ -426,7 +431,11 @@ def _delimiters(
 
 
 def call_syntax(
-    field: FieldSpec, tools: Sequence[Tool], parallel: bool, turn_ends: frozenset[str] = frozenset()
+    field: FieldSpec,
+    tools: Sequence[Tool],
+    parallel: bool,
+    turn_ends: frozenset[str] = frozenset(),
+    joiners: list[str] | None = None,
 ) -> CallSyntax:
     """How the calls of ``field`` are written for ``tools`` (raises :class:`GrammarError`)."""
     parser = field.parser.name
@@ -446,7 +455,7 @@ def call_syntax(
         )
     if parser == "python-calls" and args.get("name_suffix"):
         raise GrammarError("built-in call syntax (name suffix)", field=field.name, key="content_args")
-    open_pieces, close_pieces, section, open_ended = _delimiters(field, turn_ends)
+    open_pieces, close_pieces, section, open_ended = _delimiters(field, turn_ends, joiners)
     assert field.open is not None
     open_key = _key(field.open, "open")
     close_nodes = _nodes(close_pieces, {}, field, "close_pattern")
@@ -615,11 +624,8 @@ def derive(
     if reasoning not in ("allowed", "required", "forbidden"):
         raise GrammarError(f"reasoning must be 'allowed', 'required' or 'forbidden', got {reasoning!r}")
     mode, named = _choice(tool_choice, tools)
-    implicit = template.implicit
-    if implicit is None:
-        raise GrammarError(
-            "the template has no implicit field: free content outside regions cannot be written"
-        )
+    if template.implicit is None:
+        return _derive_regions(template, tools, mode, named, parallel_tool_calls, reasoning, prefix)
     reasoning_node, excludes = _reasoning(template, reasoning, prefix)
     if mode == "none" or not tools:
         excludes += _all_call_openers(template)
@@ -764,3 +770,126 @@ def _reasoning(template: ResponseTemplate, reasoning: str, prefix: str | None) -
         options.append(Lit(""))
     node = options[0] if len(options) == 1 else Alt(tuple(options))
     return node, [open_text] + ([close] if orphan else [])
+
+
+# ------------------------------------------------------------------------- templates without free content
+
+
+def _region_open(field: FieldSpec, joiners: list[str]) -> str:
+    """A region's opener as text; an optional start of it (``(?:<|start|>assistant)?``) becomes a joiner."""
+    assert field.open is not None
+    if field.open.literals is not None:
+        return field.open.literals[0]
+    key = "open_pattern"
+    try:
+        lead, body, _ = spell_parts(str(field.open.source))
+    except Unspellable as exc:
+        raise GrammarError(f"no canonical spelling: {exc}", field=field.name, key=key) from None
+    lead_text = literal_text(strip_space(lead))
+    if lead_text:
+        joiners.append(lead_text)
+    text = literal_text(strip_space(body))
+    if not text:
+        raise GrammarError("the opener writes no fixed text", field=field.name, key=key)
+    return text
+
+
+def _region_ends(field: FieldSpec) -> tuple[str, ...]:
+    if field.close is None:
+        raise GrammarError("a region without a closer cannot be followed by another", field=field.name)
+    if field.close.literals is not None:
+        return tuple(field.close.literals)
+    text = _spell_text(field.close, field.name, "close_pattern")
+    if not text:
+        raise GrammarError(
+            "the region ends where the next one begins (a lookahead closer)",
+            field=field.name,
+            key="close_pattern",
+        )
+    return (text,)
+
+
+def _text_region(field: FieldSpec, joiners: list[str], begin: str | None = None) -> Tag:
+    ends = _region_ends(field)
+    return Tag(_region_open(field, joiners) if begin is None else begin, Text(), ends[0], ends[1:])
+
+
+def _with_joiners(tags: Sequence[Tag], joiners: Sequence[str]) -> tuple[Tag, ...]:
+    """Each tag as written first and as written after another region (with a joiner before it)."""
+    out = list(tags)
+    for joiner in dict.fromkeys(joiners):
+        out.extend(Tag(joiner + t.begin, t.content, t.end, t.other_ends) for t in tags if t.begin)
+    return tuple(out)
+
+
+def _run(tags: Sequence[Tag], at_least_one: bool, stop: bool = False) -> Node:
+    if not tags:
+        return Lit("")
+    return Calls(tags=tuple(tags), separator="", at_least_one=at_least_one, stop_after_first=stop)
+
+
+def _derive_regions(
+    template: ResponseTemplate,
+    tools: Sequence[Tool],
+    mode: str,
+    named: str | None,
+    parallel: bool,
+    reasoning: str,
+    prefix: str | None,
+) -> Node:
+    """A template whose every part is an explicit region (harmony channels, Solar Open, Kimi K3): the
+    output is a run of regions (reasoning first, then content and calls) with nothing between them."""
+    joiners: list[str] = []
+    content_fields = [f for f in template.fields if f.output_key == "content" and f.open is not None]
+    content_tags = [_text_region(f, joiners) for f in content_fields]
+    call_tags: list[Tag] = []
+    if mode != "none" and tools:
+        allowed = [t for t in tools if named is None or t.name == named]
+        syntax, errors = None, []
+        for field in _tool_fields(template):
+            try:
+                syntax = call_syntax(field, allowed, parallel, frozenset(), joiners)
+                break
+            except GrammarError as exc:
+                errors.append(exc)
+        if syntax is None:
+            if not errors:
+                raise GrammarError("the template has no tool-call field")
+            raise errors[0]
+        if syntax.open_ended:
+            raise GrammarError(
+                "a call that runs to the next region cannot be followed by another",
+                field=syntax.field.name,
+                key="close_pattern",
+            )
+        if syntax.section is not None:
+            open_, close = syntax.section
+            inner = Calls(
+                tags=_run_tags(syntax.tags), separator="", at_least_one=True, stop_after_first=not parallel
+            )
+            call_tags = [Tag(open_, seq(WS, inner), close)]
+        else:
+            call_tags = list(syntax.tags)
+    # Reasoning.
+    thinking = _reasoning_field(template)
+    state = reasoning_state(template, prefix)
+    reasoning_node: Node = Lit("")
+    if thinking is None:
+        if reasoning == "required":
+            raise GrammarError("reasoning 'required', but the template has no reasoning field")
+    elif state == "open":
+        ends = _region_ends(thinking)
+        reasoning_node = Lit(ends[0]) if reasoning == "forbidden" else Tag("", Text(), ends[0], ends[1:])
+    elif state == "closed":
+        if reasoning == "required":
+            raise GrammarError("reasoning 'required', but the prompt already closed the reasoning block")
+    elif reasoning != "forbidden":
+        tags = _with_joiners([_text_region(thinking, joiners)], joiners)
+        reasoning_node = _run(tags, at_least_one=reasoning == "required", stop=not thinking.repeats)
+    contents = _with_joiners(content_tags, joiners)
+    calls = _with_joiners(call_tags, joiners)
+    if not call_tags:
+        return seq(reasoning_node, _run(contents, at_least_one=False))
+    if mode in ("required", "named"):
+        return seq(reasoning_node, _run(contents, at_least_one=False), _run(calls, True, stop=not parallel))
+    return seq(reasoning_node, _run(contents + calls, at_least_one=False))

@@ -207,8 +207,18 @@ class _Writer:
 
     def tag(self, tag: Tag, skip: int = 0) -> str:
         """``begin content end`` (``skip``: characters of ``begin`` already written by a trigger)."""
+        begin = self.literal(tag.begin[skip:]) if tag.begin[skip:] else ""
+        if tag.other_ends:
+            if isinstance(tag.content, Text):
+                options = [self.text_until(tag.content.excludes, end) for end in tag.ends]
+                name = self._name("t")
+                self.rules.append(f"{name}: " + " | ".join(options))
+                return f"{begin} {name}".strip()
+            content, _ = self.node(tag.content)
+            ends = " | ".join(self.literal(end) for end in tag.ends)
+            return f"{begin} {content} ({ends})".strip()
         content, consumed = self.node(tag.content, tag.end or None)
-        parts = [self.literal(tag.begin[skip:]) if tag.begin[skip:] else "", content]
+        parts = [begin, content]
         if not consumed and tag.end:
             parts.append(self.literal(tag.end))
         return " ".join(p for p in parts if p and p != '""') or '""'

@@ -73,6 +73,12 @@ class Tag:
     begin: str
     content: Node
     end: str
+    #: Other strings that end the tag as well as ``end`` (a region with several closers).
+    other_ends: tuple[str, ...] = ()
+
+    @property
+    def ends(self) -> tuple[str, ...]:
+        return (self.end, *self.other_ends)
 
 
 @dataclass(frozen=True)
@@ -128,7 +134,8 @@ def optional(node: Node) -> Node:
 
 
 def _tag_dict(tag: Tag) -> dict[str, Any]:
-    return {"type": "tag", "begin": tag.begin, "content": structural_tag_format(tag.content), "end": tag.end}
+    end: str | list[str] = list(tag.ends) if tag.other_ends else tag.end
+    return {"type": "tag", "begin": tag.begin, "content": structural_tag_format(tag.content), "end": end}
 
 
 def structural_tag_format(node: Node) -> dict[str, Any]:

@@ -243,7 +243,7 @@ class _Speller:
                 pieces.extend(sub_pieces)
                 invented = invented or sub_invented
             elif name == "BRANCH":
-                sub_pieces, sub_invented = self.spell(arg[1][0])
+                sub_pieces, sub_invented = self.branch(arg[1])
                 pieces.extend(sub_pieces)
                 invented = invented or sub_invented
             elif name in ("AT", "ASSERT", "ASSERT_NOT"):
@@ -253,6 +253,26 @@ class _Speller:
             else:
                 raise Unspellable(f"the pattern uses {name.lower()}, which has no canonical spelling")
         return pieces, invented
+
+    def branch(self, alternatives: Any) -> tuple[list[Piece], bool]:
+        """The first alternative that starts with fixed text (else the first): an opener such as
+        ``\\s*to=...<|channel|>x|<|channel|>x\\s*to=...`` is spelled from its second alternative."""
+        state = self.after_text
+        first: tuple[list[Piece], bool] | None = None
+        for alternative in alternatives:
+            self.after_text = state
+            try:
+                spelled = self.spell(alternative)
+            except Unspellable:
+                continue
+            if first is None:
+                first = spelled
+            merged = _merge(spelled[0])
+            if merged and isinstance(merged[0], str):
+                return spelled
+        if first is None:
+            raise Unspellable("no alternative of the pattern has a canonical spelling")
+        return first
 
     def has_kept_slot(self, items: Any) -> bool:
         """Whether ``items`` holds a group named in ``keep`` (written even where it is optional)."""
