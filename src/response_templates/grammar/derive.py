@@ -892,4 +892,11 @@ def _derive_regions(
         return seq(reasoning_node, _run(contents, at_least_one=False))
     if mode in ("required", "named"):
         return seq(reasoning_node, _run(contents, at_least_one=False), _run(calls, True, stop=not parallel))
+    if not parallel:  # at most one call, content before and after it
+        return seq(
+            reasoning_node,
+            _run(contents, at_least_one=False),
+            _run(calls, at_least_one=False, stop=True),
+            _run(contents, at_least_one=False),
+        )
     return seq(reasoning_node, _run(contents + calls, at_least_one=False))
