@@ -198,10 +198,11 @@ def test_agreement_with_xgrammar_builtin(style: str, family: str) -> None:
     if differs:
         assert listed is not None, "unlisted difference: " + summary
         assert listed.get("reason", "").strip()
-        if not result.only_ours:
-            assert "only_ours" not in listed, "stale: ours accepts nothing theirs rejects now; " + summary
-        if not result.only_theirs:
-            assert "only_theirs" not in listed, "stale: theirs accepts nothing ours rejects now; " + summary
+        for side in ("only_ours", "only_theirs"):
+            if getattr(result, side):
+                assert listed.get(side, "").strip(), f"say why for {side}: " + summary
+            else:
+                assert side not in listed, f"stale {side}: no such text any more; " + summary
     else:
         assert listed is None, "no difference any more; remove the entry: " + summary
     print(summary)
