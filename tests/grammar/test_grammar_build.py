@@ -340,9 +340,11 @@ def test_harmony_channels_gpt_oss() -> None:
     g = grammar.build("gpt-oss", tools=TOOLS, tool_choice="required", prefix="<|start|>assistant")
     begins = {t["begin"] for t in find(fmt(g), "tag")}
     # the first message follows the prompt's <|start|>assistant; later ones write it themselves
-    assert {"<|channel|>analysis<|message|>", "<|start|>assistant<|channel|>analysis<|message|>"} <= begins
+    assert {"<|channel|>analysis", "<|start|>assistant<|channel|>analysis"} <= begins
     assert {"<|channel|>commentary", "<|start|>assistant<|channel|>commentary"} <= begins
-    calls = [t for t in find(fmt(g), "tag") if t["begin"] == "<|channel|>commentary"]
+    # the recipient before or after the channel, as the template reads both
+    assert {" to=functions.get_weather", "<|start|>assistant to=functions.get_weather"} <= begins
+    calls = [t for t in find(fmt(g), "tag") if "to=functions." in json.dumps(t) and t["end"] != ""]
     assert {t["end"] for t in calls} == {"<|call|>"}
     text = example(g.tree)
     message = rt.parse_response(text, rt.templates.get("gpt-oss"), prefix="<|start|>assistant", tools=TOOLS)

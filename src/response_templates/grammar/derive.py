@@ -33,6 +33,7 @@ from .spelling import (
     spell,
     spell_branches,
     spell_parts,
+    spell_parts_variants,
     strip_space,
 )
 
@@ -372,7 +373,10 @@ def _json_path_key(source: Any) -> str | None:
 
 
 def _delimiters(
-    field: FieldSpec, turn_ends: frozenset[str] = frozenset(), joiners: list[str] | None = None
+    field: FieldSpec,
+    turn_ends: frozenset[str] = frozenset(),
+    joiners: list[str] | None = None,
+    variant: tuple[list[Piece], list[Piece], list[Piece]] | None = None,
 ) -> tuple[list[Piece], list[Piece], tuple[str, str] | None, bool]:
     """``(open pieces, close pieces, section, open_ended)`` of a tool-call field.
 
@@ -387,7 +391,7 @@ def _delimiters(
         open_pieces: list[Piece] = [field.open.literals[0]]
     else:
         try:
-            section_open, open_pieces, open_trail = spell_parts(str(field.open.source))
+            section_open, open_pieces, open_trail = variant or spell_parts(str(field.open.source))
         except Unspellable as exc:
             raise GrammarError(f"no canonical spelling: {exc}", field=field.name, key=open_key) from None
         trail = literal_text(strip_space(open_trail))
@@ -436,6 +440,7 @@ def call_syntax(
     parallel: bool,
     turn_ends: frozenset[str] = frozenset(),
     joiners: list[str] | None = None,
+    variant: tuple[list[Piece], list[Piece], list[Piece]] | None = None,
 ) -> CallSyntax:
     """How the calls of ``field`` are written for ``tools`` (raises :class:`GrammarError`)."""
     parser = field.parser.name
@@ -455,7 +460,7 @@ def call_syntax(
         )
     if parser == "python-calls" and args.get("name_suffix"):
         raise GrammarError("built-in call syntax (name suffix)", field=field.name, key="content_args")
-    open_pieces, close_pieces, section, open_ended = _delimiters(field, turn_ends, joiners)
+    open_pieces, close_pieces, section, open_ended = _delimiters(field, turn_ends, joiners, variant)
     assert field.open is not None
     open_key = _key(field.open, "open")
     close_nodes = _nodes(close_pieces, {}, field, "close_pattern")
@@ -775,23 +780,30 @@ def _reasoning(template: ResponseTemplate, reasoning: str, prefix: str | None) -
 # ------------------------------------------------------------------------- templates without free content
 
 
-def _region_open(field: FieldSpec, joiners: list[str]) -> str:
-    """A region's opener as text; an optional start of it (``(?:<|start|>assistant)?``) becomes a joiner."""
+def _region_opens(field: FieldSpec, joiners: list[str]) -> list[tuple[str, Node]]:
+    """Every spelling of a region's opener (``<|channel|>(?:final|commentary)``) as ``(begin, rest)``:
+    the fixed text it starts with, and the rest (whitespace, optional parts, more text) as a node; an
+    optional start of it (``(?:<|start|>assistant)?``) becomes a joiner."""
     assert field.open is not None
     if field.open.literals is not None:
-        return field.open.literals[0]
+        return [(lit, Lit("")) for lit in field.open.literals]
     key = "open_pattern"
-    try:
-        lead, body, _ = spell_parts(str(field.open.source))
-    except Unspellable as exc:
-        raise GrammarError(f"no canonical spelling: {exc}", field=field.name, key=key) from None
-    lead_text = literal_text(strip_space(lead))
-    if lead_text:
-        joiners.append(lead_text)
-    text = literal_text(strip_space(body))
-    if not text:
+    out: list[tuple[str, Node]] = []
+    for lead, body, _ in spell_parts_variants(str(field.open.source)):
+        lead_text = literal_text(strip_space(lead))
+        if lead_text:
+            joiners.append(lead_text)
+        if any(isinstance(p, Slot) and p.name not in ("", OPTIONAL) for p in body):
+            continue
+        nodes = _nodes(body, {}, field, key)
+        while nodes and nodes[0] == WS:
+            nodes.pop(0)
+        tag = _make_tag(nodes, Lit(""), [])
+        if tag.begin:
+            out.append((tag.begin, tag.content))
+    if not out:
         raise GrammarError("the opener writes no fixed text", field=field.name, key=key)
-    return text
+    return out
 
 
 def _region_ends(field: FieldSpec) -> tuple[str, ...]:
@@ -809,9 +821,32 @@ def _region_ends(field: FieldSpec) -> tuple[str, ...]:
     return (text,)
 
 
-def _text_region(field: FieldSpec, joiners: list[str], begin: str | None = None) -> Tag:
+def _text_regions(field: FieldSpec, joiners: list[str]) -> list[Tag]:
     ends = _region_ends(field)
-    return Tag(_region_open(field, joiners) if begin is None else begin, Text(), ends[0], ends[1:])
+    return [Tag(begin, seq(rest, Text()), ends[0], ends[1:]) for begin, rest in _region_opens(field, joiners)]
+
+
+def _call_variants(
+    field: FieldSpec, tools: Sequence[Tool], parallel: bool, joiners: list[str]
+) -> list[CallSyntax]:
+    """The call syntax for each spelling of the opener (harmony: ``to=`` before or after the channel)."""
+    if field.open is None or field.open.literals is not None:
+        return [call_syntax(field, tools, parallel, frozenset(), joiners)]
+    out: list[CallSyntax] = []
+    error: GrammarError | None = None
+    for lead, body, trail in spell_parts_variants(str(field.open.source)):
+        bodies = [body]
+        if body and isinstance(body[0], Slot) and not body[0].name:
+            # whitespace before the opener's text: written as nothing or as one space
+            bodies = [body[1:], [" ", *body[1:]]]
+        for spelled in bodies:
+            try:
+                out.append(call_syntax(field, tools, parallel, frozenset(), joiners, (lead, spelled, trail)))
+            except GrammarError as exc:
+                error = error or exc
+    if not out:
+        raise error or GrammarError("the opener has no spelling", field=field.name, key="open_pattern")
+    return out
 
 
 def _with_joiners(tags: Sequence[Tag], joiners: Sequence[str]) -> tuple[Tag, ...]:
@@ -841,35 +876,39 @@ def _derive_regions(
     output is a run of regions (reasoning first, then content and calls) with nothing between them."""
     joiners: list[str] = []
     content_fields = [f for f in template.fields if f.output_key == "content" and f.open is not None]
-    content_tags = [_text_region(f, joiners) for f in content_fields]
+    content_tags = [tag for f in content_fields for tag in _text_regions(f, joiners)]
     call_tags: list[Tag] = []
     if mode != "none" and tools:
         allowed = [t for t in tools if named is None or t.name == named]
-        syntax, errors = None, []
+        syntaxes, errors = [], []
         for field in _tool_fields(template):
             try:
-                syntax = call_syntax(field, allowed, parallel, frozenset(), joiners)
+                syntaxes = _call_variants(field, allowed, parallel, joiners)
                 break
             except GrammarError as exc:
                 errors.append(exc)
-        if syntax is None:
+        if not syntaxes:
             if not errors:
                 raise GrammarError("the template has no tool-call field")
             raise errors[0]
-        if syntax.open_ended:
-            raise GrammarError(
-                "a call that runs to the next region cannot be followed by another",
-                field=syntax.field.name,
-                key="close_pattern",
-            )
-        if syntax.section is not None:
-            open_, close = syntax.section
-            inner = Calls(
-                tags=_run_tags(syntax.tags), separator="", at_least_one=True, stop_after_first=not parallel
-            )
-            call_tags = [Tag(open_, seq(WS, inner), close)]
-        else:
-            call_tags = list(syntax.tags)
+        for syntax in syntaxes:
+            if syntax.open_ended:
+                raise GrammarError(
+                    "a call that runs to the next region cannot be followed by another",
+                    field=syntax.field.name,
+                    key="close_pattern",
+                )
+            if syntax.section is not None:
+                open_, close = syntax.section
+                inner = Calls(
+                    tags=_run_tags(syntax.tags),
+                    separator="",
+                    at_least_one=True,
+                    stop_after_first=not parallel,
+                )
+                call_tags.append(Tag(open_, seq(WS, inner), close))
+            else:
+                call_tags.extend(t for t in syntax.tags if t not in call_tags)
     # Reasoning.
     thinking = _reasoning_field(template)
     state = reasoning_state(template, prefix)
@@ -884,19 +923,33 @@ def _derive_regions(
         if reasoning == "required":
             raise GrammarError("reasoning 'required', but the prompt already closed the reasoning block")
     elif reasoning != "forbidden":
-        tags = _with_joiners([_text_region(thinking, joiners)], joiners)
+        tags = _with_joiners(_text_regions(thinking, joiners), joiners)
         reasoning_node = _run(tags, at_least_one=reasoning == "required", stop=not thinking.repeats)
     contents = _with_joiners(content_tags, joiners)
     calls = _with_joiners(call_tags, joiners)
+    # The last region's closer may be the engine's stop token (``<|return|>``, ``<|call|>``), which the
+    # output then lacks: the last region may also run to the end.
+    tail = optional(Alt(tuple(_unclosed(t) for t in contents + calls)))
     if not call_tags:
-        return seq(reasoning_node, _run(contents, at_least_one=False))
+        return seq(reasoning_node, _run(contents, at_least_one=False), tail)
     if mode in ("required", "named"):
-        return seq(reasoning_node, _run(contents, at_least_one=False), _run(calls, True, stop=not parallel))
+        calls_tail = optional(Alt(tuple(_unclosed(t) for t in calls)))
+        return seq(
+            reasoning_node,
+            _run(contents, at_least_one=False),
+            Alt((_run(calls, True, stop=not parallel), calls_tail)),
+        )
     if not parallel:  # at most one call, content before and after it
         return seq(
             reasoning_node,
             _run(contents, at_least_one=False),
             _run(calls, at_least_one=False, stop=True),
             _run(contents, at_least_one=False),
+            tail,
         )
-    return seq(reasoning_node, _run(contents + calls, at_least_one=False))
+    return seq(reasoning_node, _run(contents + calls, at_least_one=False), tail)
+
+
+def _unclosed(tag: Tag) -> Node:
+    """A region written to the end of the output, without its closer."""
+    return seq(Lit(tag.begin), tag.content)

@@ -62,6 +62,7 @@ class _Writer:
         self.counter = 0
         self.text_terminals: dict[tuple[str, ...], str] = {}
         self.json_rules: dict[str, str] = {}
+        self.text_rules: dict[tuple[tuple[str, ...], str], str] = {}
 
     def _name(self, prefix: str) -> str:
         self.counter += 1
@@ -142,6 +143,12 @@ class _Writer:
 
     def text_until(self, excludes: tuple[str, ...], follow: str) -> str:
         """Free text, then ``follow``: one expression that consumes both."""
+        key = (excludes, follow)
+        if key not in self.text_rules:
+            self.text_rules[key] = self._text_until(excludes, follow)
+        return self.text_rules[key]
+
+    def _text_until(self, excludes: tuple[str, ...], follow: str) -> str:
         terminal = self.text_terminal(excludes)
         if self.starts_special(follow):
             return f"{terminal}? {self.literal(follow)}"
@@ -209,11 +216,13 @@ class _Writer:
         """``begin content end`` (``skip``: characters of ``begin`` already written by a trigger)."""
         begin = self.literal(tag.begin[skip:]) if tag.begin[skip:] else ""
         if tag.other_ends:
-            if isinstance(tag.content, Text):
-                options = [self.text_until(tag.content.excludes, end) for end in tag.ends]
+            items = tag.content.items if isinstance(tag.content, Seq) else (tag.content,)
+            if isinstance(items[-1], Text):
+                head = " ".join(self.node(item)[0] for item in items[:-1])
+                options = [self.text_until(items[-1].excludes, end) for end in tag.ends]
                 name = self._name("t")
                 self.rules.append(f"{name}: " + " | ".join(options))
-                return f"{begin} {name}".strip()
+                return " ".join(p for p in (begin, head, name) if p and p != '""')
             content, _ = self.node(tag.content)
             ends = " | ".join(self.literal(end) for end in tag.ends)
             return f"{begin} {content} ({ends})".strip()

@@ -18,6 +18,7 @@ A pattern that needs a back-reference or an arbitrary character outside a named 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,7 @@ __all__ = [
     "spell",
     "spell_branches",
     "spell_parts",
+    "spell_parts_variants",
     "strip_space",
 ]
 
@@ -113,6 +115,10 @@ class _Speller:
         self.after_text = False
         #: How many optional groups that are being written enclose the part being spelled.
         self.including = 0
+        #: When spelling every variant: the alternative chosen at each alternation met, in order.
+        self.plan: list[int] | None = None
+        self.sizes: list[int] = []
+        self.branch_count = 0
         text, self.aliases = _dedupe_groups(source)
         try:
             parsed = _parser.parse(text, 0)
@@ -256,7 +262,16 @@ class _Speller:
 
     def branch(self, alternatives: Any) -> tuple[list[Piece], bool]:
         """The first alternative that starts with fixed text (else the first): an opener such as
-        ``\\s*to=...<|channel|>x|<|channel|>x\\s*to=...`` is spelled from its second alternative."""
+        ``\\s*to=...<|channel|>x|<|channel|>x\\s*to=...`` is spelled from its second alternative.
+
+        When enumerating (:attr:`plan` is set), the alternative the plan names instead."""
+        if self.plan is not None:
+            position = self.branch_count
+            self.branch_count += 1
+            if position >= len(self.plan):
+                self.plan.append(0)
+                self.sizes.append(len(alternatives))
+            return self.spell(alternatives[self.plan[position]])
         state = self.after_text
         first: tuple[list[Piece], bool] | None = None
         for alternative in alternatives:
@@ -382,13 +397,37 @@ def spell(source: str, keep: frozenset[str] = frozenset(), canonical: bool = Fal
     return _merge(pieces)
 
 
+def spell_parts_variants(source: str, limit: int = 16) -> list[tuple[list[Piece], list[Piece], list[Piece]]]:
+    """:func:`spell_parts` for each choice of alternatives inside the pattern (at most ``limit``; the
+    top-level alternatives are not enumerated): ``<|channel|>(?:final|commentary)<|message|>`` has two."""
+    out: list[tuple[list[Piece], list[Piece], list[Piece]]] = []
+    plan: list[int] = []
+    sizes: list[int] = []
+    while len(out) < limit:
+        speller = _Speller(source)
+        speller.plan, speller.sizes = plan, sizes
+        with contextlib.suppress(Unspellable):  # an alternative without a spelling is left out
+            out.append(_spell_parts(speller))
+        # the next plan: advance the last alternation that has another alternative
+        while plan and plan[-1] + 1 >= sizes[-1]:
+            plan.pop()
+            sizes.pop()
+        if not plan:
+            break
+        plan[-1] += 1
+    return out
+
+
 def spell_parts(source: str) -> tuple[list[Piece], list[Piece], list[Piece]]:
     """The spelling in three parts: a leading optional group, the rest, a trailing optional group.
 
     A pattern such as ``(?:<|section|>\\s*)?<|call|>`` opens a *section* (a wrapper written once around
     several calls) and a call; the first and last parts are empty when the pattern has no such group.
     """
-    speller = _Speller(source)
+    return _spell_parts(_Speller(source))
+
+
+def _spell_parts(speller: _Speller) -> tuple[list[Piece], list[Piece], list[Piece]]:
     items = list(speller.tree)
     if len(items) == 1 and str(items[0][0]) == "BRANCH":
         items = list(items[0][1][1][0])
