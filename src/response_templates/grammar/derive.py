@@ -933,19 +933,20 @@ def _derive_regions(
     if not call_tags:
         return seq(reasoning_node, _run(contents, at_least_one=False), tail)
     if mode in ("required", "named"):
-        calls_tail = optional(Alt(tuple(_unclosed(t) for t in calls)))
+        # at least one call: a run of closed calls, or one call cut at the stop token
+        unclosed_call = Alt(tuple(_unclosed(t) for t in calls))
         return seq(
             reasoning_node,
             _run(contents, at_least_one=False),
-            Alt((_run(calls, True, stop=not parallel), calls_tail)),
+            Alt((_run(calls, True, stop=not parallel), unclosed_call)),
         )
     if not parallel:  # at most one call, content before and after it
+        content_tail = optional(Alt(tuple(_unclosed(t) for t in contents))) if contents else Lit("")
+        one_call = seq(_run(calls, True, stop=True), _run(contents, at_least_one=False), content_tail)
         return seq(
             reasoning_node,
             _run(contents, at_least_one=False),
-            _run(calls, at_least_one=False, stop=True),
-            _run(contents, at_least_one=False),
-            tail,
+            Alt((one_call, Alt(tuple(_unclosed(t) for t in calls)), content_tail)),
         )
     return seq(reasoning_node, _run(contents + calls, at_least_one=False), tail)
 
