@@ -32,9 +32,7 @@ UNSOUND: dict[str, str] = {
     "glm-4.5": "string parameters with an enum are raw text inside <arg_value>: the grammar lets any text through, not only the enum's values",
     "glm-4.7": "string parameters with an enum are raw text inside <arg_value>: the grammar lets any text through, not only the enum's values",
     "laguna": "string parameters with an enum are raw text inside <arg_value>: the grammar lets any text through, not only the enum's values",
-    "inkling": "parallel_tool_calls=False is not enforced: several call messages are allowed",
     "kimi-k3": "string arguments with an enum are raw text inside the argument tags: any text passes",
-    "solar-open": "parallel_tool_calls=False is not enforced: several calls are allowed",
     "mistral-v11": (
         "the optional [CALL_ID] part is written with a looser id pattern than the parser's, so the id can "
         "swallow text the parser then reads as the arguments (invalid JSON)"
