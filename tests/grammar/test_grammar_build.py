@@ -289,9 +289,13 @@ def test_lark_writes_special_tokens_as_token_references() -> None:
 
 
 def test_lark_escapes_quotes_backslashes_and_newlines() -> None:
-    tool = {"name": 'q"\\', "parameters": {"type": "object", "properties": {}}}
-    lark = grammar.build("hermes", tools=[tool]).lark
-    assert json.dumps('{"name": ' + json.dumps('q"\\') + ', "arguments": ', ensure_ascii=False) in lark
+    gh = pytest.importorskip("grammar_harness")
+    tool = {"name": 'q"\\', "parameters": {"type": "object", "properties": {"a\nb": {"type": "string"}}}}
+    g, engine = gh.build_with_tokens(grammar, "hermes", tools=[tool], tool_choice="required", prefix="")
+    call = '<tool_call>\n{"name": ' + json.dumps('q"\\') + ', "arguments": {"a\\nb": "x"}}\n</tool_call>'
+    assert engine.accepts(g.lark, call)[0], call
+    wrong = call.replace('q\\"', "q")
+    assert not engine.accepts(g.lark, wrong)[0]
 
 
 llguidance = pytest.importorskip("llguidance")

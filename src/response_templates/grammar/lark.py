@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from .nodes import Alt, Calls, Json, Lit, Node, Pattern, Seq, Tag, Text
+from .nodes import WS, Alt, Calls, Json, Lit, Node, Pattern, Seq, Tag, Text, seq
 
 __all__ = ["to_lark"]
 
@@ -185,8 +185,24 @@ class _Writer:
             skip = False
             items = node.items
             for index, item in enumerate(items):
-                if skip:  # a literal the text before it already consumed
+                if skip:  # a literal the text or whitespace before it already consumed
                     skip = False
+                    continue
+                after_item = items[index + 1] if index + 1 < len(items) else None
+                if item == WS and isinstance(after_item, Lit) and self._first_text(after_item.value):
+                    # Optional whitespace and the text after it are one lexeme: separate, a greedy lexer
+                    # could not tell `` to=`` from another token that starts with whitespace.
+                    head = self._first_text(after_item.value)
+                    rest = after_item.value[len(head) :]
+                    parts.append(
+                        f"/[ \\t\\r\\n]*{regex_escape(head)}/" + (f" {self.literal(rest)}" if rest else "")
+                    )
+                    skip = True
+                    continue
+                if item == WS and isinstance(after_item, Tag) and self._first_text(after_item.begin):
+                    head = self._first_text(after_item.begin)
+                    parts.append(f"/[ \\t\\r\\n]*{regex_escape(head)}/ {self.tag(after_item, len(head))}")
+                    skip = True
                     continue
                 nxt: str | None
                 if index + 1 < len(items):
@@ -226,11 +242,10 @@ class _Writer:
             content, _ = self.node(tag.content)
             ends = " | ".join(self.literal(end) for end in tag.ends)
             return f"{begin} {content} ({ends})".strip()
-        content, consumed = self.node(tag.content, tag.end or None)
-        parts = [begin, content]
-        if not consumed and tag.end:
-            parts.append(self.literal(tag.end))
-        return " ".join(p for p in parts if p and p != '""') or '""'
+        # begin, content and end as one sequence, so that text before the end is one lazy lexeme and
+        # whitespace before it joins it
+        whole, _ = self.node(seq(Lit(tag.begin[skip:]), tag.content, Lit(tag.end)))
+        return whole
 
     def calls(self, calls: Calls) -> str:
         if calls.separator is not None:
