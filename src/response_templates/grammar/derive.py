@@ -194,18 +194,17 @@ def _nodes(
             out.append(optional(Pattern(piece.pattern)))
         elif piece.name in fill:
             value = fill[piece.name]
-            if piece.name == name_group:
-                try:
-                    ok = regex.fullmatch(piece.pattern, value) is not None
-                except regex.error:
-                    ok = True
-                if not ok:
-                    raise GrammarError(
-                        f"tool name {value!r} cannot be written where the pattern reads the name "
-                        f"(/{piece.pattern}/)",
-                        field=field.name,
-                        key=key,
-                    )
+            try:
+                ok = regex.fullmatch(piece.pattern, value, timeout=1.0) is not None
+            except (regex.error, TimeoutError):
+                ok = True
+            if not ok:
+                what = "tool name" if piece.name == name_group else f"{piece.name} value"
+                raise GrammarError(
+                    f"{what} {value!r} cannot be written where the pattern reads it (/{piece.pattern}/)",
+                    field=field.name,
+                    key=key,
+                )
             out.append(Lit(value))
         else:
             out.append(Pattern(piece.pattern))
@@ -311,6 +310,10 @@ def _python_value(schema: Any) -> Node:
     ):
         return Pattern(PY_STRING, example="'Paris'")
     return _json_value(schema)
+
+
+#: The names a Python call list can hold (dotted and hyphenated names included).
+PY_NAME = regex.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
 
 
 def _python_arguments(tool: Tool) -> Node:
@@ -477,6 +480,15 @@ def call_syntax(
     tags: list[Tag] = []
     if field.transform_each:
         open_nodes = _nodes(open_pieces, {}, field, open_key)
+        if parser in ("python-call-list", "python-calls"):
+            for tool in tools:
+                for word in (tool.name, *tool.properties):
+                    if not PY_NAME.fullmatch(word):
+                        raise GrammarError(
+                            f"{word!r} (tool {tool.name!r}) is not a name a Python call can write",
+                            field=field.name,
+                            key="content",
+                        )
         if parser == "python-call-list":
             calls = tuple(Tag(t.name + "(", _python_arguments(t), ")") for t in tools)
             run = Calls(tags=calls, separator=", ", at_least_one=True, stop_after_first=not parallel)
