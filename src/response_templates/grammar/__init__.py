@@ -40,7 +40,7 @@ from .derive import GrammarError, derive, read_tools, reasoning_state
 from .lark import to_lark
 from .nodes import Node, structural_tag_format
 
-__all__ = ["Coverage", "Grammar", "GrammarError", "build", "coverage"]
+__all__ = ["COVERAGE_TOOLS", "Coverage", "Grammar", "GrammarError", "build", "coverage"]
 
 
 @dataclass(frozen=True)
