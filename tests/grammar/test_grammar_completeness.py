@@ -16,6 +16,8 @@ and must be accepted whole. The outputs the grammar does not accept are listed i
   suite stays green meanwhile; the reason says where it lies).
 
 The list is exact both ways: an unlisted rejection fails, and so does a listed sample that is accepted.
+The grammar built without special tokens (every delimiter spelled as text, through a tokenizer that has
+none) must accept the same samples, except those listed under ``plain_text``.
 """
 
 from __future__ import annotations
@@ -48,17 +50,30 @@ def compiled_families() -> frozenset[str]:
 @cache
 def verdicts() -> dict[str, tuple[gh.SampleCase, bool, str]]:
     """Sample id -> (case, accepted, why not) for every case of a compiled family."""
+    return {i: (case, ok, why) for i, (case, ok, why, _) in _verdicts().items()}
+
+
+@cache
+def _verdicts() -> dict[str, tuple[gh.SampleCase, bool, str, bool]]:
+    """As :func:`verdicts`, plus whether the grammar built without special tokens accepts the sample
+    through a tokenizer without them (a model whose delimiters are plain text)."""
     cases, _ = gh.sample_cases()
-    out: dict[str, tuple[gh.SampleCase, bool, str]] = {}
+    out: dict[str, tuple[gh.SampleCase, bool, str, bool]] = {}
     for case in cases:
         if case.family not in compiled_families():
             continue
-        g, engine = gh.build_with_tokens(
-            grammar, case.family, tools=case.tools or [], tool_choice="auto", prefix=case.prefix
-        )
+        kwargs: dict[str, Any] = {"tools": case.tools or [], "tool_choice": "auto", "prefix": case.prefix}
+        g, engine = gh.build_with_tokens(grammar, case.family, **kwargs)
         ok, why = engine.accepts(g.lark, case.raw)
-        out[case.id] = (case, ok, why)
+        plain = grammar.build(case.family, **kwargs)
+        plain_ok = gh.engine_for(()).accepts(plain.lark, case.raw)[0]
+        out[case.id] = (case, ok, why, plain_ok)
     return out
+
+
+def load_plain_text_exceptions() -> dict[str, str]:
+    data = json.loads(EXCEPTIONS_FILE.read_text(encoding="utf-8"))
+    return dict(data.get("plain_text", {}))
 
 
 def completeness_counts() -> dict[str, Any]:
@@ -121,6 +136,18 @@ def test_invalid_for_tools_entries_are_invalid_and_the_others_valid() -> None:
             assert kind == "invalid-for-tools", f"{sample_id}: {case.problems}"
         else:
             assert kind != "invalid-for-tools", f"{sample_id} is valid for its tools"
+
+
+def test_plain_text_delimiters_change_nothing() -> None:
+    """Built without special tokens (a tokenizer that spells every delimiter as text), the grammar
+    accepts every sample it accepts with them, except those listed under ``plain_text`` (each a bug,
+    with its reason). The other way round is expected: spelled out, a delimiter may sit in free text
+    (a call inside reasoning), which a special token never does."""
+    listed = load_plain_text_exceptions()
+    differ = {i for i, (_, ok, _, plain_ok) in _verdicts().items() if ok and not plain_ok}
+    assert differ == set(listed), (
+        f"differ: {sorted(differ - set(listed))}; no longer: {sorted(set(listed) - differ)}"
+    )
 
 
 @pytest.mark.parametrize("family", ["hermes", "qwen3-coder"])
