@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-thorough test-torch test-install lint typecheck bench bench-peers conformance clean
+.PHONY: demo test test-thorough test-torch test-install test-grammar lint typecheck bench bench-peers conformance clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -74,6 +74,14 @@ test-install:
 	  .venv-install/$$extra/bin/python tests/doc_runner.py --extra $$extra || exit 1; \
 	done
 
+# The grammar proofs that need xgrammar (which needs torch, CPU build): agreement of our structural tags
+# with xgrammar's hand-written ones, generate() with a tiny random Llama under xgrammar's logits
+# processor, and the llguidance proofs again beside them. Own venv, like test-torch.
+test-grammar:
+	test -x .venv-grammar/bin/python || $(PYTHON) -m venv .venv-grammar
+	.venv-grammar/bin/python -m pip install -q -e '.[test,reference,grammar]' xgrammar torch==2.13.0
+	.venv-grammar/bin/python -m pytest -p no:xdist -q tests/grammar
+
 # The conformance suite as data (conformance/cases.json): in sync with tests/conformance, passed by ours;
 # transformers 5.24's score is printed (its failures are expected: docs/conformance.md).
 conformance: $(VENV)/.installed-test
@@ -82,4 +90,4 @@ conformance: $(VENV)/.installed-test
 	-$(BIN)/python conformance/run.py --impl transformers
 
 clean:
-	rm -rf $(VENV) .venv-torch .venv-install .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-torch .venv-install .venv-grammar .pytest_cache .ruff_cache .hypothesis

@@ -220,6 +220,35 @@ def stray_think(fam: library.Family) -> str:
     return f"not read as reasoning ({own})"
 
 
+GRAMMAR_INTRO = """\
+## Grammar
+
+Which families compile to a grammar for constrained decoding ([grammar.md](grammar.md)):
+`response_templates.grammar.build(name, tools=...)` (or `response-templates grammar NAME --tools FILE`)
+writes the template's call syntax as an xgrammar structural tag (vLLM, SGLang) and an llguidance Lark
+grammar, with each call's arguments constrained by the tool's JSON schema. Compiled here with two tools
+(string, integer, object and array parameters) and `tool_choice="auto"`; *no* gives the reason.
+"""
+
+
+def grammar_lines() -> list[str]:
+    from response_templates import grammar
+
+    table = grammar.coverage()
+    compiled = sum(c.compiles for c in table.values())
+    lines = [
+        GRAMMAR_INTRO,
+        f"{compiled} of {len(table)} families compile.",
+        "",
+        "| family | compiles | why not |",
+        "|---|---|---|",
+    ]
+    for name, cov in table.items():
+        lines.append(f"| {name} | {'yes' if cov.compiles else 'no'} | {md(cov.reason or '–')} |")
+    lines.append("")
+    return lines
+
+
 def md_note(text: str) -> str:
     """A notes bullet: one line."""
     return text.replace("\n", "⏎")
@@ -400,6 +429,9 @@ def generate() -> str:
         cells = " | ".join(export_cell(rep.results[t]) for t in export_report.TARGETS)
         lines.append(f"| [{name}](#{name.replace('.', '')}) | {cells} |")
     lines.append("")
+
+    # ------------------------------------------------------------------------------------- grammar
+    lines += grammar_lines()
 
     lines += [LIMITS]
 

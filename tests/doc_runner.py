@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NEEDS = {
     "docs/tokenizers.md": "transformers",
     "docs/batch.md": "datasets",
+    "docs/grammar.md": "grammar",
     "examples/openai_server.py": "serve",
 }
 

@@ -55,6 +55,7 @@ OUTER = frozenset(
         "lint",
         "verify",
         "demo",
+        "grammar",
         "__main__",
     }
 )

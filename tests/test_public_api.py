@@ -41,6 +41,7 @@ PUBLIC = (
     "lint",
     "cli",
     "demo",
+    "grammar",
 )
 #: Internal modules; for a package, all of its modules. ``language.`` means the submodules of
 #: ``language`` (the package itself is the home of ``load_template``, exported at the top level).

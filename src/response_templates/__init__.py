@@ -22,6 +22,8 @@ package, that is the ``__all__`` of the package itself; its submodules are how i
 * ``toolstream`` -- early, incremental tool calls from the parser's events; ``wire`` -- the events as
   OpenAI and Anthropic stream chunks; ``hf`` -- Hugging Face tokenizers: token ids in, templates saved
   with the tokenizer.
+* ``grammar`` -- a template and a request's tools as a grammar for constrained decoding (xgrammar
+  structural tags, llguidance Lark);
 * ``verify`` -- the round trip of a response template through a chat template (needs jinja2);
   ``lint`` -- portability rules and suspicious patterns (``rt.lint`` is its entry point); ``cli`` -- the
   ``response-templates`` command; ``demo`` -- the demo it runs.
@@ -36,7 +38,7 @@ those from here; the rest of these two modules is internal too.
 The layers: the core (``errors``, ``events``, ``matching``, ``language``, ``parser``, ``values``,
 ``assembly``, ``content``, ``jsonlex``, ``calls``, ``tools``, ``transforms``) never imports the outer
 rings (``library``, ``templates``, ``batch``, ``toolstream``, ``wire``, ``hf``, ``cli``, ``lint``, ``verify``,
-``demo``), and no module imports itself back through others; ``tests/test_import_layers.py`` checks both.
+``demo``, ``grammar``), and no module imports itself back through others; ``tests/test_import_layers.py`` checks both.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ Commands:
 * ``export MODEL --for transformers|vllm|sglang [--output FILE | --model-dir DIR]`` -- a template (family,
   model id or file) as the ``response_template`` another implementation reads; ``--model-dir`` sets it in a
   local model folder's ``tokenizer_config.json``.
+* ``grammar MODEL --tools FILE [--tool-choice ...] [--no-parallel] [--reasoning ...] [--prefix FILE]
+  [--format structural-tag|lark]`` -- the grammar that makes an engine generate what the template reads.
 
 Exit codes: 0 success; 1 the model output does not fit the template (a parse error), or another command's
 negative answer (``detect``: no family, ``verify``: a case failed, ``lint``: errors or warnings); 2 the
@@ -34,7 +36,7 @@ command the same options with the same checks.
 This package holds the entry point (:func:`main`, :func:`build_parser`, :data:`COMMANDS`); the pieces
 live in internal submodules: ``shared`` (exit codes, :class:`CLIError`, :class:`Streams`, file reading,
 the common options), ``parse_command`` (``parse``, ``demo``), ``batch_command`` (``parse --jsonl``), ``library_commands`` (``list``, ``show``,
-``detect``, ``verify``, ``lint``) and ``export_command`` (``export``).
+``detect``, ``verify``, ``lint``), ``export_command`` (``export``) and ``grammar_command`` (``grammar``).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from .. import __version__
 from ..errors import ParseError, ResponseTemplateError
 from ..parser import parse_response
 from .export_command import add_export
+from .grammar_command import add_grammar
 from .library_commands import add_detect, add_lint, add_list, add_show, add_verify, library_template
 from .parse_command import add_demo, add_parse, run_parse
 from .shared import (
@@ -120,6 +123,7 @@ COMMANDS: list[Callable[[Any], None]] = [
     add_verify,
     add_lint,
     add_export,
+    add_grammar,
 ]
 
 

@@ -1,0 +1,159 @@
+"""Completeness: the ``auto`` grammar of a family accepts every recorded real output of the family.
+
+The recorded outputs are those of ``tests/data/model_output_samples.jsonl`` and
+``tests/data/family_samples/*.jsonl`` that our parser reads exactly as their source expects (the samples
+``tests/library/test_library_samples.py`` passes). Each is tokenized with a BPE tokenizer that has the
+grammar's special tokens, fed to llguidance's matcher for
+``grammar.build(family, tools=<the sample's tools>, tool_choice="auto", prefix=<the sample's prompt>)``,
+and must be accepted whole. The outputs the grammar does not accept are listed in
+``tests/data/grammar_exceptions.json``, each with a kind and a reason:
+
+* ``invalid-for-tools``: the output's calls are not valid for its declared tools (the grammar enforces
+  the schemas, so it must reject them);
+* ``rejected``: the grammar deliberately writes one spelling where the template reads several (the
+  reason says which);
+* ``grammar-bug``: the grammar should accept the output and does not (a bug to fix, listed so that the
+  suite stays green meanwhile; the reason says where it lies).
+
+The list is exact both ways: an unlisted rejection fails, and so does a listed sample that is accepted.
+The grammar built without special tokens (every delimiter spelled as text, through a tokenizer that has
+none) must accept the same samples, except those listed under ``plain_text``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import grammar_harness as gh
+import pytest
+
+from response_templates import grammar
+
+EXCEPTIONS_FILE = Path(__file__).resolve().parents[1] / "data" / "grammar_exceptions.json"
+KINDS = ("invalid-for-tools", "rejected", "grammar-bug")
+
+
+def load_grammar_exceptions() -> dict[str, dict[str, str]]:
+    data = json.loads(EXCEPTIONS_FILE.read_text(encoding="utf-8"))
+    return dict(data["exceptions"])
+
+
+@cache
+def compiled_families() -> frozenset[str]:
+    return frozenset(name for name, cov in grammar.coverage().items() if cov.compiles)
+
+
+@cache
+def verdicts() -> dict[str, tuple[gh.SampleCase, bool, str]]:
+    """Sample id -> (case, accepted, why not) for every case of a compiled family."""
+    return {i: (case, ok, why) for i, (case, ok, why, _) in _verdicts().items()}
+
+
+@cache
+def _verdicts() -> dict[str, tuple[gh.SampleCase, bool, str, bool]]:
+    """As :func:`verdicts`, plus whether the grammar built without special tokens accepts the sample
+    through a tokenizer without them (a model whose delimiters are plain text)."""
+    cases, _ = gh.sample_cases()
+    out: dict[str, tuple[gh.SampleCase, bool, str, bool]] = {}
+    for case in cases:
+        if case.family not in compiled_families():
+            continue
+        kwargs: dict[str, Any] = {"tools": case.tools or [], "tool_choice": "auto", "prefix": case.prefix}
+        g, engine = gh.build_with_tokens(grammar, case.family, **kwargs)
+        ok, why = engine.accepts(g.lark, case.raw)
+        plain = grammar.build(case.family, **kwargs)
+        plain_ok = gh.engine_for(()).accepts(plain.lark, case.raw)[0]
+        out[case.id] = (case, ok, why, plain_ok)
+    return out
+
+
+def load_plain_text_exceptions() -> dict[str, str]:
+    data = json.loads(EXCEPTIONS_FILE.read_text(encoding="utf-8"))
+    return dict(data.get("plain_text", {}))
+
+
+def completeness_counts() -> dict[str, Any]:
+    """The figures docs/grammar.md quotes."""
+    cases, skipped = gh.sample_cases()
+    results = verdicts()
+    exceptions = load_grammar_exceptions()
+    kinds = Counter(exceptions[i]["kind"] for i in results if i in exceptions)
+    return {
+        "parsed samples": len(cases),
+        "of compiled families": len(results),
+        "families": len({c.family for c, _, _ in results.values()}),
+        "accepted": sum(ok for _, ok, _ in results.values()),
+        **{f"listed {k}": kinds[k] for k in KINDS},
+        "not parsed as expected (left out)": sum(skipped.values()),
+    }
+
+
+def test_exceptions_file_is_well_formed() -> None:
+    for sample_id, entry in load_grammar_exceptions().items():
+        assert entry.get("kind") in KINDS, sample_id
+        assert entry.get("reason", "").strip(), f"{sample_id}: give a reason"
+
+
+def test_some_families_compile() -> None:
+    assert len(compiled_families()) >= 10
+
+
+def test_every_recorded_output_is_accepted_or_listed() -> None:
+    exceptions = load_grammar_exceptions()
+    unlisted = {
+        i: (case.family, why) for i, (case, ok, why) in verdicts().items() if not ok and i not in exceptions
+    }
+    assert not unlisted, "rejected and not listed in grammar_exceptions.json:\n" + "\n".join(
+        f"{i} [{fam}]: {why}" for i, (fam, why) in sorted(unlisted.items())
+    )
+
+
+def test_listed_exceptions_are_still_rejected() -> None:
+    """A listed sample that the grammar now accepts must leave the list (it can only shrink)."""
+    results = verdicts()
+    stale = [i for i in load_grammar_exceptions() if i in results and results[i][1]]
+    assert not stale, f"accepted now, remove from grammar_exceptions.json: {stale}"
+
+
+def test_listed_exceptions_are_known_samples_of_compiled_families() -> None:
+    results = verdicts()
+    cases, _ = gh.sample_cases()
+    known = {c.id for c in cases}
+    for sample_id in load_grammar_exceptions():
+        assert sample_id in known, f"{sample_id} is not a sample our parser reads as expected"
+        assert sample_id in results, f"{sample_id}: its family no longer compiles"
+
+
+def test_invalid_for_tools_entries_are_invalid_and_the_others_valid() -> None:
+    exceptions = load_grammar_exceptions()
+    for sample_id, (case, _, _) in verdicts().items():
+        kind = exceptions.get(sample_id, {}).get("kind")
+        if case.problems:
+            assert kind == "invalid-for-tools", f"{sample_id}: {case.problems}"
+        else:
+            assert kind != "invalid-for-tools", f"{sample_id} is valid for its tools"
+
+
+def test_plain_text_delimiters_change_nothing() -> None:
+    """Built without special tokens (a tokenizer that spells every delimiter as text), the grammar
+    accepts every sample it accepts with them, except those listed under ``plain_text`` (each a bug,
+    with its reason). The other way round is expected: spelled out, a delimiter may sit in free text
+    (a call inside reasoning), which a special token never does."""
+    listed = load_plain_text_exceptions()
+    differ = {i for i, (_, ok, _, plain_ok) in _verdicts().items() if ok and not plain_ok}
+    assert differ == set(listed), (
+        f"differ: {sorted(differ - set(listed))}; no longer: {sorted(set(listed) - differ)}"
+    )
+
+
+@pytest.mark.parametrize("family", ["hermes", "qwen3-coder"])
+def test_a_family_with_samples_accepts_most_of_them(family: str) -> None:
+    """Guard against a vacuous pass: the large families are mostly accepted, not mostly listed."""
+    if family not in compiled_families():
+        pytest.skip(f"{family} does not compile: {grammar.coverage()[family].reason}")
+    mine = [ok for case, ok, _ in verdicts().values() if case.family == family]
+    assert mine and sum(mine) >= len(mine) // 2
