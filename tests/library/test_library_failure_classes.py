@@ -1135,6 +1135,29 @@ CUT_CALL: list[tuple[str, str, str, str, str | None]] = [
         None,
     ),
 ]
+#: GLM-OCR (GLM-4.5's template; its renderer closes an empty reasoning block): a call cut off by the next turn's
+#: header. LLM-jp 4 (Harmony): its stop tokens are its message delimiters, so the reading that keeps them out of
+#: values is the structural one, kept here beside the fixes.
+CUT_CALL.append(
+    (
+        "zai-org/GLM-OCR",
+        "[gMASK]<sop><|user|>\nWhat is the weather in Paris?/nothink<|assistant|>\n<think></think>\n",
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n",
+        "<|user|>",
+        None,
+    )
+)
+case(
+    3,
+    "llm-jp/llm-jp-4.1-8b-thinking",
+    "llm-jp-4",
+    render("llm-jp-llm-jp-4.1-8b-thinking.jinja", HELLO),
+    "<|channel|> analysis<|message|> The user greets me.<|end|><|start|> assistant<|channel|> final<|message|> "
+    "Hello! How can I help?<|return|>",
+    message("Hello! How can I help?", "The user greets me."),
+    ("<|end|>", "<|return|>", "<|channel|>", "<|start|>"),
+    control=True,
+)
 #: Cut-off calls the old templates read right too (their XML argument readers skip a stray stop token): by
 #: model id, and by how the cut-off call ends (a complete XML argument of the families added beside the fixes).
 CUT_CALL_CONTROLS = {"openbmb/MiniCPM5-1B", "Qwen/Qwen3.5-4B"}
