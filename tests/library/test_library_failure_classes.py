@@ -223,9 +223,63 @@ FAMILY_OF = {
     "LiquidAI/LFM2-8B-A1B": "lfm2",
     "LiquidAI/LFM2.5-1.2B-Instruct": "lfm2",
     "LiquidAI/LFM2.5-8B-A1B": "lfm2",
+    # the families added beside the fixes
+    "meta-models/Muse-Glimmer-30B": "muse-glimmer",
+    "MBZUAI-IFM/K2-Horizon-7B": "k2-horizon",
+    "inclusionAI/Ling-3.0-flash": "ling-3",
+    "deepseek-ai/DeepSeek-V4.1": "deepseek-v4.1",
+    "ai-sage/GigaChat3.5-10B-A1.8B": "gigachat3.5",
+    "upstage/Solar-Open2-250B": "solar-open-2",
+    "LGAI-EXAONE/EXAONE-4.0-32B": "exaone-4",
+    "deepcogito/cogito-671b-v2.1": "cogito-v2.1",
+    "rednote-hilab/dots.llm2.inst": "dots",
+    "tencent/HY-V4-A20B": "hy-v4",
+    "PrimeIntellect/INTELLECT-3-FP8": "intellect-3",
+    "nvidia/Llama-3_3-Nemotron-Super-49B-v1_5": "llama-nemotron",
+    "XiaomiMiMo/MiMo-V2-Flash": "mimo-v2-flash",
+    "IQuestLab/IQuest-Coder-V1-40B-Thinking": "iquest-coder",
+    "stepfun-ai/Step-Audio-2-mini": "step-audio-2",
+    "stepfun-ai/Step-Audio-R1": "step-audio-2",
+    "naver-hyperclovax/HyperCLOVAX-SEED-Think-32B": "hyperclovax-seed-think",
+    "Aleph-Alpha/Kolibri-1": "kolibri-1",
+    "arcee-ai/Trinity-Mini": "trinity",
+    "llm-jp/llm-jp-4.1-8b-thinking": "llm-jp-4",
+    "zai-org/GLM-OCR": "glm-ocr",
 }
 
 CASES: list[Case] = []
+
+#: Prompts of the families added beside the fixes that have no chat template in the test data, as their
+#: peers' renderers and parser docstrings write them (the family files' variants): model id -> (prompt for
+#: a greeting, prompt for the weather question).
+LING3_SYSTEM = "<role>SYSTEM</role>detailed thinking on<|role_end|>"
+SOLAR2_USER = "<|im:start|>user<|im:content|>{}<|im:end|>\n<|im:start|>assistant<|im:content|>"
+CHATML = "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n"
+HY_V4 = "<｜hy_User｜>{}<｜hy_Assistant｜>"
+
+
+def _prompts(template: str, suffix: str = "") -> tuple[str, str]:
+    return template.format("Hi there!") + suffix, template.format("What is the weather in Paris?") + suffix
+
+
+NO_FILE: dict[str, tuple[str, str]] = {
+    "inclusionAI/Ling-3.0-flash": _prompts(
+        LING3_SYSTEM + "<role>HUMAN</role>{}<|role_end|><role>ASSISTANT</role>", "\n<think>"
+    ),
+    "deepseek-ai/DeepSeek-V4.1": _prompts("<｜begin▁of▁sentence｜><｜User｜>{}<｜Assistant｜>", "<think>"),
+    "upstage/Solar-Open2-250B": _prompts(SOLAR2_USER, "<|think:start|>"),
+    "LGAI-EXAONE/EXAONE-4.0-32B": _prompts("[|user|]\n{}[|endofturn|]\n[|assistant|]\n", "<think>\n"),
+    "rednote-hilab/dots.llm2.inst": _prompts("<|userprompt|>{}<|endofuserprompt|><|response|>", "<think>\n"),
+    "stepfun-ai/Step-Audio-2-mini": _prompts("<|BOT|>human\n{}<|EOT|><|BOT|>assistant\n"),
+    "stepfun-ai/Step-Audio-R1": _prompts("<|BOT|>human\n{}<|EOT|><|BOT|>assistant\n", "<think>\n"),
+    "naver-hyperclovax/HyperCLOVAX-SEED-Think-32B": _prompts(CHATML, "<think>\n"),
+    "arcee-ai/Trinity-Mini": _prompts(CHATML, "<think>\n"),
+    "tencent/HY-V4-A20B": _prompts(HY_V4, "<think>"),
+    "PrimeIntellect/INTELLECT-3-FP8": _prompts(CHATML, "<think>"),
+    "XiaomiMiMo/MiMo-V2-Flash": _prompts(CHATML, "<think>\n"),
+    "IQuestLab/IQuest-Coder-V1-40B-Thinking": _prompts(CHATML, "<think>\n"),
+    "Aleph-Alpha/Kolibri-1": _prompts(CHATML),
+}
 
 
 def case(*args: Any, **kwargs: Any) -> None:
@@ -342,6 +396,48 @@ case(
     f"Lyon</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>{DS_EOS}",
     LYON,
     ("Paris", DS_EOS, "22 degrees"),
+)
+
+# DeepSeek V4.1 (the V4 prompt form: tool outputs appended to the turn) and Cogito v2.1 (DeepSeek-R1's
+# template; its chat template writes a new <｜Assistant｜> after the outputs). The other families added beside
+# the fixes render a new assistant header after a tool result (K2 Horizon, GigaChat 3.5, Muse Glimmer,
+# Llama-Nemotron, LLM-jp 4 by their chat templates; Ling 3, Solar Open 2, EXAONE 4, dots, Step-Audio 2,
+# HyperCLOVA X, Trinity and the ChatML families by their peers' renderers), so the class does not arise.
+V41_TOOL_PROMPT = (
+    '<｜User｜>Weather in Paris?<｜Assistant｜></think><｜DSML｜ calls>\n<｜DSML｜ invoke name="get_weather">\n'
+    '<｜DSML｜ parameter name="city" string="true">Paris</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n'
+    f"</｜DSML｜ calls>{DS_EOS}<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>22 degrees, sunny"
+    "<｜tool▁output▁end｜><｜tool▁outputs▁end｜>"
+)
+case(
+    1,
+    "deepseek-ai/DeepSeek-V4.1",
+    "deepseek-v4.1",
+    V41_TOOL_PROMPT,
+    f"It is 22 degrees and sunny.{DS_EOS}",
+    message("It is 22 degrees and sunny."),
+    (*EARLIER, DS_EOS, "DSML"),
+    source="the prompt form reported for DeepSeek V4 servers (tool outputs appended to the turn), as V4.1",
+)
+case(
+    1,
+    "deepseek-ai/DeepSeek-V4.1",
+    "deepseek-v4.1",
+    V41_TOOL_PROMPT,
+    '<｜DSML｜ calls>\n<｜DSML｜ invoke name="get_weather">\n<｜DSML｜ parameter name="city" string="true">'
+    f"Lyon</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>{DS_EOS}",
+    LYON,
+    ("Paris", DS_EOS, "22 degrees"),
+    source="the prompt form reported for DeepSeek V4 servers (tool outputs appended to the turn), as V4.1",
+)
+case(
+    1,
+    "deepcogito/cogito-671b-v2.1",
+    "cogito-v2.1",
+    render("deepcogito-cogito-v2.1.jinja", TOOL_TURN),
+    f"It is 22 degrees and sunny.{DS_EOS}",
+    message("It is 22 degrees and sunny."),
+    (*EARLIER, DS_EOS),
 )
 
 # ---------------------------------------------------------------------------------------------------------
@@ -491,6 +587,83 @@ PRE_OPENED: list[tuple[str, str, str, str, str]] = [  # model id, prompt, opener
         "Here are my reasoning steps:",
         "[BEGIN FINAL RESPONSE]",
         "<|end|>",
+    ),
+    # the families added beside the fixes (Muse Glimmer, Llama-Nemotron and LLM-jp 4 never pre-open: their
+    # prompts end with the assistant header and the model writes the whole reasoning header itself)
+    (
+        "MBZUAI-IFM/K2-Horizon-7B",
+        render("k2-horizon.jinja", HELLO),
+        "<ifm|think>",
+        "</ifm|think>",
+        "<|ifm|im_end|>",
+    ),
+    (
+        "inclusionAI/Ling-3.0-flash",
+        NO_FILE["inclusionAI/Ling-3.0-flash"][0],
+        "<think>",
+        "</think>",
+        "<|role_end|>",
+    ),
+    ("deepseek-ai/DeepSeek-V4.1", NO_FILE["deepseek-ai/DeepSeek-V4.1"][0], "<think>", "</think>", DS_EOS),
+    (
+        "ai-sage/GigaChat3.5-10B-A1.8B",
+        render("GigaChat3.5.jinja", HELLO, reasoning=True),
+        "<think>",
+        "</think>",
+        "<|message_sep|>",
+    ),
+    (
+        "upstage/Solar-Open2-250B",
+        NO_FILE["upstage/Solar-Open2-250B"][0],
+        "<|think:start|>",
+        "<|think:end|>",
+        "<|im:end|>",
+    ),
+    (
+        "LGAI-EXAONE/EXAONE-4.0-32B",
+        NO_FILE["LGAI-EXAONE/EXAONE-4.0-32B"][0],
+        "<think>",
+        "</think>",
+        "[|endofturn|]",
+    ),
+    (
+        "rednote-hilab/dots.llm2.inst",
+        NO_FILE["rednote-hilab/dots.llm2.inst"][0],
+        "<think>",
+        "</think>",
+        "<|endofresponse|>",
+    ),
+    ("stepfun-ai/Step-Audio-R1", NO_FILE["stepfun-ai/Step-Audio-R1"][0], "<think>", "</think>", "<|EOT|>"),
+    (
+        "naver-hyperclovax/HyperCLOVAX-SEED-Think-32B",
+        NO_FILE["naver-hyperclovax/HyperCLOVAX-SEED-Think-32B"][0],
+        "<think>",
+        "</think>",
+        "<|im_end|>",
+    ),
+    ("arcee-ai/Trinity-Mini", NO_FILE["arcee-ai/Trinity-Mini"][0], "<think>", "</think>", "<|im_end|>"),
+    (
+        "deepcogito/cogito-671b-v2.1",
+        render("deepcogito-cogito-v2.1.jinja", HELLO, enable_thinking=True),
+        "<think>",
+        "</think>",
+        DS_EOS,
+    ),
+    ("tencent/HY-V4-A20B", NO_FILE["tencent/HY-V4-A20B"][0], "<think>", "</think>", "<｜hy_eos｜>"),
+    (
+        "PrimeIntellect/INTELLECT-3-FP8",
+        NO_FILE["PrimeIntellect/INTELLECT-3-FP8"][0],
+        "<think>",
+        "</think>",
+        "<|im_end|>",
+    ),
+    ("XiaomiMiMo/MiMo-V2-Flash", NO_FILE["XiaomiMiMo/MiMo-V2-Flash"][0], "<think>", "</think>", "<|im_end|>"),
+    (
+        "IQuestLab/IQuest-Coder-V1-40B-Thinking",
+        NO_FILE["IQuestLab/IQuest-Coder-V1-40B-Thinking"][0],
+        "<think>",
+        "</think>",
+        "<|im_end|>",
     ),
 ]
 for _model, _prompt, _open, _close, _stop in PRE_OPENED:
@@ -705,6 +878,57 @@ CUT_OFF: list[tuple[str, str, str, str]] = [
         "◁think▷",
         "<|im_end|>",
     ),
+    # the families added beside the fixes; LLM-jp 4's Harmony messages end structurally (<|end|>, <|return|>,
+    # <|call|> are the delimiters themselves), so the class is its reading of those (test_library_samples)
+    (
+        "meta-models/Muse-Glimmer-30B",
+        render("muse-glimmer.jinja", HELLO),
+        " to=self<|message|>",
+        "<|end_of_text|>",
+    ),
+    ("MBZUAI-IFM/K2-Horizon-7B", render("k2-horizon.jinja", HELLO), "", "<|ifm|im_end|>"),
+    ("inclusionAI/Ling-3.0-flash", NO_FILE["inclusionAI/Ling-3.0-flash"][0], "", "<|role_end|>"),
+    ("deepseek-ai/DeepSeek-V4.1", NO_FILE["deepseek-ai/DeepSeek-V4.1"][0], "", DS_EOS),
+    (
+        "ai-sage/GigaChat3.5-10B-A1.8B",
+        render("GigaChat3.5.jinja", HELLO, reasoning=True),
+        "",
+        "<|message_sep|>",
+    ),
+    ("ai-sage/GigaChat3.5-10B-A1.8B", render("GigaChat3.5.jinja", HELLO), "<think>", "</s>"),
+    ("upstage/Solar-Open2-250B", NO_FILE["upstage/Solar-Open2-250B"][0], "", "<|im:end|>"),
+    ("LGAI-EXAONE/EXAONE-4.0-32B", NO_FILE["LGAI-EXAONE/EXAONE-4.0-32B"][0], "", "[|endofturn|]"),
+    ("rednote-hilab/dots.llm2.inst", NO_FILE["rednote-hilab/dots.llm2.inst"][0], "", "<|endofresponse|>"),
+    (
+        "nvidia/Llama-3_3-Nemotron-Super-49B-v1_5",
+        render("nvidia-Llama-3_3-Nemotron-Super-49B-v1_5.jinja", HELLO),
+        "<think>\n",
+        "<|eot_id|>",
+    ),
+    ("stepfun-ai/Step-Audio-R1", NO_FILE["stepfun-ai/Step-Audio-R1"][0], "", "<|EOT|>"),
+    (
+        "naver-hyperclovax/HyperCLOVAX-SEED-Think-32B",
+        NO_FILE["naver-hyperclovax/HyperCLOVAX-SEED-Think-32B"][0],
+        "",
+        "<|im_end|>",
+    ),
+    ("arcee-ai/Trinity-Mini", NO_FILE["arcee-ai/Trinity-Mini"][0], "", "<|im_end|>"),
+    (
+        "deepcogito/cogito-671b-v2.1",
+        render("deepcogito-cogito-v2.1.jinja", HELLO, enable_thinking=True),
+        "",
+        DS_EOS,
+    ),
+    ("tencent/HY-V4-A20B", NO_FILE["tencent/HY-V4-A20B"][0], "", "<｜hy_eos｜>"),
+    ("PrimeIntellect/INTELLECT-3-FP8", NO_FILE["PrimeIntellect/INTELLECT-3-FP8"][0], "", "<|im_end|>"),
+    ("XiaomiMiMo/MiMo-V2-Flash", NO_FILE["XiaomiMiMo/MiMo-V2-Flash"][0], "", "<|im_end|>"),
+    (
+        "IQuestLab/IQuest-Coder-V1-40B-Thinking",
+        NO_FILE["IQuestLab/IQuest-Coder-V1-40B-Thinking"][0],
+        "",
+        "<|im_end|>",
+    ),
+    ("Aleph-Alpha/Kolibri-1", NO_FILE["Aleph-Alpha/Kolibri-1"][0], "<think>\n", "<|im_end|>"),
 ]
 for _model, _prompt, _open, _stop in CUT_OFF:
     _fam = FAMILY_OF[_model]
@@ -798,8 +1022,154 @@ CUT_CALL: list[tuple[str, str, str, str, str | None]] = [
         "Need the weather.\n</think>\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n",
         "<|im_end|>",
         "Need the weather.",
+    ),  # the families added beside the fixes
+    (
+        "meta-models/Muse-Glimmer-30B",
+        render("muse-glimmer.jinja", ASK),
+        ' to=get_weather<|message|><atem:function_calls>\n<atem:invoke name="get_weather">\n'
+        '<atem:parameter name="city">Paris</atem:parameter>\n',
+        "<|eot|>",
+        None,
+    ),
+    (
+        "MBZUAI-IFM/K2-Horizon-7B",
+        render("k2-horizon.jinja", ASK),
+        "Need the weather.\n</ifm|think>\n<ifm|tool_calls>\n<ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key>\n"
+        "<ifm|arg_value>Paris</ifm|arg_value>\n",
+        "<|ifm|im_end|>",
+        "Need the weather.",
+    ),
+    (
+        "MBZUAI-IFM/K2-Horizon-7B",
+        render("k2-horizon.jinja", ASK),
+        'Need the weather.\n</ifm|think>\n<ifm|tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}',
+        "<|ifm|im_end|>",
+        "Need the weather.",
+    ),
+    (
+        "inclusionAI/Ling-3.0-flash",
+        NO_FILE["inclusionAI/Ling-3.0-flash"][1],
+        "Need the weather.</think>\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n",
+        "<|role_end|>",
+        "Need the weather.",
+    ),
+    (
+        "deepseek-ai/DeepSeek-V4.1",
+        NO_FILE["deepseek-ai/DeepSeek-V4.1"][1],
+        'Need the weather.</think><｜DSML｜ calls>\n<｜DSML｜ invoke name="get_weather">\n'
+        '<｜DSML｜ parameter name="city" string="true">Paris</｜DSML｜ parameter>\n',
+        DS_EOS,
+        "Need the weather.",
+    ),
+    (
+        "ai-sage/GigaChat3.5-10B-A1.8B",
+        render("GigaChat3.5.jinja", ASK),
+        '<｜GCML｜tool_calls><｜GCML｜invoke name="get_weather"><｜GCML｜parameter name="city" string="true">Paris'
+        "</｜GCML｜parameter>",
+        "<|message_sep|>",
+        None,
+    ),
+    (
+        "upstage/Solar-Open2-250B",
+        NO_FILE["upstage/Solar-Open2-250B"][1],
+        "Need the weather.<|think:end|><|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Paris"
+        "<|tool_arg:end|>",
+        "<|im:end|>",
+        "Need the weather.",
+    ),
+    (
+        "LGAI-EXAONE/EXAONE-4.0-32B",
+        NO_FILE["LGAI-EXAONE/EXAONE-4.0-32B"][1],
+        'Need the weather.\n</think>\n\n<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}',
+        "[|endofturn|]",
+        "Need the weather.",
+    ),
+    (
+        "rednote-hilab/dots.llm2.inst",
+        NO_FILE["rednote-hilab/dots.llm2.inst"][1],
+        'Need the weather.</think><dots_function_call>{"name": "get_weather", "arguments": {"city": "Paris"}}',
+        "<|endofresponse|>",
+        "Need the weather.",
+    ),
+    (
+        "rednote-hilab/dots.llm2.inst",
+        NO_FILE["rednote-hilab/dots.llm2.inst"][1],
+        'Need the weather.</think><dots_function_call><invoke name="get_weather"><parameter name="city">Paris'
+        "</parameter>",
+        "<|endofresponse|>",
+        "Need the weather.",
+    ),
+    (
+        "nvidia/Llama-3_3-Nemotron-Super-49B-v1_5",
+        render("nvidia-Llama-3_3-Nemotron-Super-49B-v1_5.jinja", ASK),
+        '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        "<|eot_id|>",
+        None,
+    ),
+    (
+        "stepfun-ai/Step-Audio-2-mini",
+        NO_FILE["stepfun-ai/Step-Audio-2-mini"][1],
+        '<tool_call>function\nget_weather\n{"city": "Paris"}',
+        "<|EOT|>",
+        None,
+    ),
+    (
+        "naver-hyperclovax/HyperCLOVAX-SEED-Think-32B",
+        NO_FILE["naver-hyperclovax/HyperCLOVAX-SEED-Think-32B"][1],
+        "Need the weather.</think>\n\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n",
+        "<|im_end|>",
+        "Need the weather.",
+    ),
+    (
+        "arcee-ai/Trinity-Mini",
+        NO_FILE["arcee-ai/Trinity-Mini"][1],
+        'Need the weather.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n',
+        "<|im_end|>",
+        "Need the weather.",
+    ),
+    (
+        "Aleph-Alpha/Kolibri-1",
+        NO_FILE["Aleph-Alpha/Kolibri-1"][1],
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n',
+        "<|im_end|>",
+        None,
     ),
 ]
+#: GLM-OCR (GLM-4.5's template; its renderer closes an empty reasoning block): a call cut off by the next turn's
+#: header. LLM-jp 4 (Harmony): its stop tokens are its message delimiters, so the reading that keeps them out of
+#: values is the structural one, kept here beside the fixes.
+CUT_CALL.append(
+    (
+        "zai-org/GLM-OCR",
+        "[gMASK]<sop><|user|>\nWhat is the weather in Paris?/nothink<|assistant|>\n<think></think>\n",
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n",
+        "<|user|>",
+        None,
+    )
+)
+case(
+    3,
+    "llm-jp/llm-jp-4.1-8b-thinking",
+    "llm-jp-4",
+    render("llm-jp-llm-jp-4.1-8b-thinking.jinja", HELLO),
+    "<|channel|> analysis<|message|> The user greets me.<|end|><|start|> assistant<|channel|> final<|message|> "
+    "Hello! How can I help?<|return|>",
+    message("Hello! How can I help?", "The user greets me."),
+    ("<|end|>", "<|return|>", "<|channel|>", "<|start|>"),
+    control=True,
+)
+#: Cut-off calls the old templates read right too (their XML argument readers skip a stray stop token): by
+#: model id, and by how the cut-off call ends (a complete XML argument of the families added beside the fixes).
+CUT_CALL_CONTROLS = {"openbmb/MiniCPM5-1B", "Qwen/Qwen3.5-4B"}
+XML_CALL_ENDS = (
+    "</atem:parameter>\n",
+    "</ifm|arg_value>\n",
+    "</arg_value>\n",
+    "</｜DSML｜ parameter>\n",
+    "</｜GCML｜parameter>",
+    "<|tool_arg:end|>",
+    "</parameter>",
+)
 for _model, _prompt, _text, _stop, _reasoning in CUT_CALL:
     case(
         3,
@@ -810,7 +1180,7 @@ for _model, _prompt, _text, _stop, _reasoning in CUT_CALL:
         message(reasoning=_reasoning, calls=[call("get_weather", city="Paris")]),
         (_stop,),
         # the XML argument readers skipped the stray stop token before too
-        control=_model in ("openbmb/MiniCPM5-1B", "Qwen/Qwen3.5-4B"),
+        control=_model in CUT_CALL_CONTROLS or _text.endswith(XML_CALL_ENDS),
     )
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1059,6 +1429,11 @@ case(
 # ---------------------------------------------------------------------------------------------------------
 # Class 9: non-thinking variants read a stray <think> as content; their thinking siblings read reasoning.
 STRAY = "<think>\nhmm\n</think>\n\nHello! How can I help?"
+# The families added beside the fixes add no case here: their model ids are hybrid (the prompt opens or closes
+# the block: DeepSeek V4.1, GigaChat 3.5, Solar Open 2, K2 Horizon, Ling 3, EXAONE 4, HyperCLOVA X SEED Think,
+# Llama-Nemotron, Cogito v2.1, HY V4, MiMo-V2-Flash, Kolibri 1) or thinking models, or their reasoning has
+# markers of its own (Muse Glimmer, LLM-jp 4). Ids whose thinking is unclear from the data here (dots.llm1,
+# Step-Audio-2-mini, AFM, GLM-OCR, IQuest-Coder *-Instruct) keep their family's reading; see docs/models.md.
 NON_THINKING: list[tuple[str, str, str]] = [  # model id, prompt, end of turn
     (
         "Qwen/Qwen3-4B-Instruct-2507",
