@@ -41,7 +41,14 @@ import regex
 
 from ..errors import PatternTimeoutError, TemplateError
 from .budget import DEFAULT_REGEX_BUDGET, RegexBudget, RegexMeter
-from .patterns import FLAGS, compile_pattern, regex_first_chars, regex_literal_prefix, rewrite_end_assertions
+from .patterns import (
+    FLAGS,
+    compile_pattern,
+    regex_first_chars,
+    regex_literal_prefix,
+    regex_literal_suffix,
+    rewrite_end_assertions,
+)
 
 __all__ = [
     "DEFAULT_REGEX_BUDGET",
@@ -53,6 +60,7 @@ __all__ = [
     "WatchSet",
     "compile_pattern",
     "regex_literal_prefix",
+    "regex_literal_suffix",
     "rewrite_end_assertions",
 ]
 
