@@ -140,6 +140,16 @@ def rewrite_end_assertions(pattern: str) -> tuple[str, bool]:
     return "".join(out), lookbehind
 
 
+def _probe_head(source: str) -> str:
+    """What a probe starts with: when every match starts at one of a few characters, a lookahead for them
+    (or the start of the text, where a ``^`` branch may match anything), which lets the engine skip the
+    other positions quickly now that the probe has no required literal to skip by."""
+    first = regex_first_chars(source)
+    if not first:
+        return ""
+    return "(?:(?=[" + "".join(regex.escape(c) for c in first) + "])|^)"
+
+
 def compile_pattern(source: str, *, field: str | None, key: str) -> tuple[Any, Any, bool]:
     """Compile a template regex into (search pattern, probe pattern, uses lookbehind).
 
@@ -163,7 +173,9 @@ def compile_pattern(source: str, *, field: str | None, key: str) -> tuple[Any, A
         raise TemplateError(f"regex {source!r}: {exc}", field=field, key=key) from None
     try:
         search = regex.compile(rewritten, FLAGS)
-        probe = regex.compile(f"(?>(?:{rewritten}){_NO_REQUIRED_STRING}){_PROBE_TAIL}", FLAGS)
+        probe = regex.compile(
+            f"{_probe_head(source)}(?>(?:{rewritten}){_NO_REQUIRED_STRING}){_PROBE_TAIL}", FLAGS
+        )
     except (regex.error, OverflowError, RecursionError, MemoryError) as exc:  # pragma: no cover
         raise TemplateError(
             f"regex {source!r} cannot be used for streaming: {exc}", field=field, key=key
