@@ -8,11 +8,19 @@ implementation's (transformers 5.24, same template, same process; budget-capped 
 ``bench_streaming.py``), their ratio, whether the messages agree, and our per-chunk growth from the
 smallest to the largest size (linear streaming keeps it near 1).
 
+With ``--degenerate``, the degenerate-output table instead (issue 11): for every library template, the
+outputs of ``tests/degenerate_outputs.py`` (a model looping on the template's own markers: ``<function=``
+repeated, markers cut short, markers in turn, markers between words) are screened at a small size, and
+the costliest one, parsed whole and streamed, is timed at 100 KB and 1 MB: CPU microseconds per KB and
+the ratio 1 MB / 100 KB (about 1 when the work is linear; 10 when it is quadratic).
+
 Usage::
 
     python benchmarks/bench_families.py              # 2KB, 20KB, 200KB
     python benchmarks/bench_families.py --quick      # 2KB and 20KB
     python benchmarks/bench_families.py --sizes 2k,64k --families gpt-oss,qwen3-coder --json out.json
+    python benchmarks/bench_families.py --degenerate                     # every template, 100KB and 1MB
+    python benchmarks/bench_families.py --degenerate --templates qwen3-coder,inkling --sizes 64k,256k
 """
 
 from __future__ import annotations
@@ -22,8 +30,10 @@ import json
 import os
 import random
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -338,6 +348,173 @@ def measure(family: Family, size: int, impls: list[Impl], budget: float) -> Row:
     return row
 
 
+# --------------------------------------------------------------------------------------------------------
+# Degenerate outputs (issue 11): every library template, its costliest looping output, 100 KB and 1 MB
+# --------------------------------------------------------------------------------------------------------
+
+DEGENERATE_SIZES = (100 * KB, 1024 * KB)
+#: Sizes at which every degenerate output of a template is tried to find the costliest (whole, streamed).
+SCREEN_WHOLE, SCREEN_STREAM = 8 * KB, 1 * KB
+#: Characters per feed in the streamed runs: about one token.
+DEGENERATE_CHUNK = 4
+
+
+def degenerate_module() -> Any:
+    """``tests/degenerate_outputs.py`` (the generator the tests use)."""
+    tests = Path(__file__).resolve().parents[1] / "tests"
+    if str(tests) not in sys.path:
+        sys.path.insert(0, str(tests))
+    import degenerate_outputs
+
+    return degenerate_outputs
+
+
+def _cpu(run: Callable[[], None], budget: float | None = None) -> tuple[float, str]:
+    """CPU seconds of ``run()`` and how it ended: ``ok``, a typed error's class name, or ``budget``."""
+    start = time.process_time()
+    try:
+        run()
+        outcome = "ok"
+    except _OverBudget:
+        outcome = "budget"
+    except rt.ResponseTemplateError as exc:
+        outcome = type(exc).__name__
+    return time.process_time() - start, outcome
+
+
+class _OverBudget(Exception):
+    pass
+
+
+#: The regex budget of the timed runs: ``RegexBudget()`` (the default), or none (``--no-regex-budget``:
+#: only a 60 s bound per search), to measure what a whole 1 MB costs where the default per-call budget
+#: of 5 s of regex time would stop it on a slow or loaded machine.
+REGEX_BUDGET: dict[str, Any] = {}
+
+
+def degenerate_whole(template: Any, prefix: str, text: str) -> None:
+    rt.parse_response(text, template, prefix=prefix, errors="keep", **REGEX_BUDGET)
+
+
+def degenerate_stream(template: Any, prefix: str, text: str, chunk: int, budget: float | None = None) -> None:
+    parser = rt.ResponseParser(template, prefix=prefix, errors="keep", **REGEX_BUDGET)
+    start = time.process_time()
+    for i in range(0, len(text), chunk):
+        parser.feed(text[i : i + chunk])
+        if budget is not None and not i % 4096 and time.process_time() - start > budget:
+            raise _OverBudget
+    parser.finalize()
+
+
+@dataclass
+class DegenerateRow:
+    template: str
+    whole_label: str = ""
+    stream_label: str = ""
+    #: size -> (CPU µs per KB, outcome)
+    whole: dict[int, tuple[float, str]] = field(default_factory=dict)
+    stream: dict[int, tuple[float, str]] = field(default_factory=dict)
+
+
+def measure_degenerate(
+    name: str, sizes: Sequence[int], chunk: int, budget: float, screen: bool = True
+) -> DegenerateRow:
+    """Screen every degenerate output of the template, then time the costliest whole and streamed."""
+    dg = degenerate_module()
+    template = rt.templates.get(name)
+    prefix = dg.hostile_inputs.prompts(name)[0]
+    outputs = dg.degenerate_outputs(name)
+    row = DegenerateRow(name)
+    if screen:
+        whole_cost = {
+            o.label: _cpu(lambda o=o: degenerate_whole(template, prefix, o.text(SCREEN_WHOLE)))[0]
+            for o in outputs
+        }
+        stream_cost = {
+            o.label: _cpu(
+                lambda o=o: degenerate_stream(template, prefix, o.text(SCREEN_STREAM), chunk, budget)
+            )[0]
+            for o in outputs
+        }
+        row.whole_label = max(whole_cost, key=whole_cost.__getitem__)
+        row.stream_label = max(stream_cost, key=stream_cost.__getitem__)
+    else:
+        row.whole_label = row.stream_label = outputs[0].label
+    by_label = {o.label: o for o in outputs}
+    for size in sizes:
+        text = by_label[row.whole_label].text(size)
+        seconds, outcome = _cpu(lambda text=text: degenerate_whole(template, prefix, text))
+        row.whole[size] = (seconds * 1e6 / (len(text) / KB), outcome)
+        text = by_label[row.stream_label].text(size)
+        seconds, outcome = _cpu(lambda text=text: degenerate_stream(template, prefix, text, chunk, budget))
+        row.stream[size] = (seconds * 1e6 / (len(text) / KB), outcome)
+    return row
+
+
+def _growth(cells: dict[int, tuple[float, str]], sizes: Sequence[int]) -> str:
+    first, last = cells.get(sizes[0]), cells.get(sizes[-1])
+    if first is None or last is None or not first[0] or len(sizes) < 2:
+        return "-"
+    mark = "" if first[1] == last[1] == "ok" or last[1] not in ("budget", "PatternTimeoutError") else "*"
+    return f"{last[0] / first[0]:.2f}{mark}"
+
+
+def degenerate_table(rows: Sequence[DegenerateRow], sizes: Sequence[int], chunk: int) -> str:
+    headers = ["template", "costliest whole"]
+    headers += [f"whole µs/KB {fmt_size(s)}" for s in sizes] + [f"{fmt_size(sizes[-1])}/{fmt_size(sizes[0])}"]
+    headers += ["costliest streamed"]
+    headers += [f"{chunk}-char µs/KB {fmt_size(s)}" for s in sizes] + [
+        f"{fmt_size(sizes[-1])}/{fmt_size(sizes[0])}"
+    ]
+    table = []
+    for r in rows:
+        line = [r.template, r.whole_label[:40]]
+        line += [fmt_num(r.whole[s][0]) + ("" if r.whole[s][1] != "budget" else "*") for s in sizes]
+        line += [_growth(r.whole, sizes), r.stream_label[:40]]
+        line += [fmt_num(r.stream[s][0]) + ("" if r.stream[s][1] != "budget" else "*") for s in sizes]
+        line += [_growth(r.stream, sizes)]
+        table.append(line)
+    n = len(sizes)
+    return format_table(headers, table, align="ll" + "r" * (n + 1) + "l" + "r" * (n + 1))
+
+
+def degenerate_main(args: argparse.Namespace) -> int:
+    if args.no_regex_budget:
+        REGEX_BUDGET["regex_budget"] = rt.RegexBudget(per_search=60.0, per_feed=None, per_stream=None)
+    sizes = [parse_size(s) for s in args.sizes.split(",")] if args.sizes else list(DEGENERATE_SIZES)
+    names = args.templates.split(",") if args.templates else rt.templates.names()
+    rows = []
+    for name in names:
+        print(f"  {name}", file=sys.stderr, flush=True)
+        rows.append(measure_degenerate(name, sizes, args.chunk, args.budget))
+    print(
+        f"bench_families --degenerate: the costliest degenerate output of each library template (screened "
+        f"at {fmt_size(SCREEN_WHOLE)} whole, {fmt_size(SCREEN_STREAM)} streamed), CPU µs per KB parsed whole "
+        f"(parse_response) and streamed ({args.chunk}-character feeds); the last column of each is the growth "
+        f"from {fmt_size(sizes[0])} to {fmt_size(sizes[-1])} (1.00 = linear)"
+    )
+    print(degenerate_table(rows, sizes, args.chunk))
+    worst = max((r.whole[sizes[-1]][0], r.template, "whole") for r in rows)
+    worst_stream = max((r.stream[sizes[-1]][0], r.template, "streamed") for r in rows)
+    print(
+        f"costliest at {fmt_size(sizes[-1])}: {worst[1]} whole ({fmt_num(worst[0])} µs/KB), "
+        f"{worst_stream[1]} streamed ({fmt_num(worst_stream[0])} µs/KB)"
+    )
+    failed = [
+        (r.template, s, cell[1])
+        for r in rows
+        for cells in (r.whole, r.stream)
+        for s, cell in cells.items()
+        if cell[1] in ("budget", "PatternTimeoutError")
+    ]
+    for template, size, outcome in failed:
+        print(f"NOTE {template} {fmt_size(size)}: {outcome} (* in the table: the run was stopped there)")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump([r.__dict__ for r in rows], f, indent=2, ensure_ascii=False)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="2KB and 20KB only")
@@ -348,7 +525,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-reference", action="store_true", help="time ours only")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    parser.add_argument(
+        "--degenerate", action="store_true", help="the degenerate-output table of every library template"
+    )
+    parser.add_argument("--templates", help="--degenerate: comma-separated templates (default: all)")
+    parser.add_argument(
+        "--chunk", type=int, default=DEGENERATE_CHUNK, help="--degenerate: characters per streamed feed"
+    )
+    parser.add_argument(
+        "--budget", type=float, default=60.0, help="--degenerate: CPU seconds one streamed run may take"
+    )
+    parser.add_argument(
+        "--no-regex-budget",
+        action="store_true",
+        help="--degenerate: time the runs without the per-call and per-stream regex budgets",
+    )
     args = parser.parse_args(argv)
+    if args.degenerate:
+        return degenerate_main(args)
     sizes = (
         [parse_size(s) for s in args.sizes.split(",")]
         if args.sizes

@@ -39,3 +39,19 @@ def test_tiny_run_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_families.main(["--sizes", "1k", "--families", "gpt-oss", "--no-reference"]) == 0
     out = capsys.readouterr().out
     assert "gpt-oss" in out and "µs per chunk" in out
+
+
+def test_degenerate_table_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--degenerate`` on one template at two small sizes: a row with both sizes and the growth column."""
+    argv = ["--degenerate", "--templates", "qwen3-coder", "--sizes", "2k,4k", "--chunk", "16"]
+    assert bench_families.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "qwen3-coder" in out and "4KB/2KB" in out and "µs/KB" in out
+
+
+def test_degenerate_measure_times_the_costliest_output() -> None:
+    row = bench_families.measure_degenerate("inkling", [1024, 2048], chunk=8, budget=10.0)
+    labels = {o.label for o in bench_families.degenerate_module().degenerate_outputs("inkling")}
+    assert row.whole_label in labels and row.stream_label in labels
+    assert set(row.whole) == set(row.stream) == {1024, 2048}
+    assert all(outcome == "ok" for _, outcome in [*row.whole.values(), *row.stream.values()])

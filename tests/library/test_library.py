@@ -342,7 +342,6 @@ def test_uses_lists_exactly_the_declared_extensions() -> None:
 SCANNED_STATES = {
     ("functionary-v3.2", "outside"): "between '>>>' messages: only a recipient name, the text is in regions",
     ("gpt-oss", "outside"): "between messages: only headers, the text is in channel regions",
-    ("inkling", "outside"): "between messages: only headers, the text is in regions",
     ("llm-jp-4", "outside"): "between messages: only headers, the text is in channel regions",
     ("minimax-m1", "*"): "a lookbehind (the call after a '}' line) keeps a window: no fast path",
     ("xlam", "*"): "a lookbehind (a close right after ']') keeps a window: no fast path",

@@ -17,11 +17,13 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import regex
 
 from ..errors import ContentError, TemplateError
+from ..matching.patterns import regex_literal_suffix
 from ._args import (
     ARGS_KEY,
     bool_arg,
@@ -212,9 +214,25 @@ def _xml_raw_value(raw: str, args: Mapping[str, Any]) -> str:
     return raw
 
 
+@lru_cache(maxsize=256)
+def _tag_suffix(pattern: str) -> str:
+    return regex_literal_suffix(pattern)
+
+
 def _xml_matches(tag_re: regex.Pattern[str], text: str, args: Mapping[str, Any]) -> Any:
-    """``tag_re.finditer`` that turns a regex timeout into a ContentError."""
-    matches = tag_re.finditer(text, timeout=_timeout())
+    """``tag_re.finditer`` that turns a regex timeout into a ContentError.
+
+    When every match ends with the same literal text (``</parameter>``), the search stops where its last
+    occurrence ends: a run of open tags that is never closed then costs one pass, not one pass per tag.
+    """
+    end = len(text)
+    suffix = _tag_suffix(tag_re.pattern)
+    if suffix:
+        last = text.rfind(suffix)
+        if last < 0:
+            return
+        end = last + len(suffix)
+    matches = tag_re.finditer(text, 0, end, timeout=_timeout())
     while True:
         try:
             match = next(matches, None)

@@ -19,7 +19,8 @@ starts before the undecided position is final: every continuation of the stream 
   the paths that a normal search explores up to and including the one that succeeds; the tail then
   reads one character past that match and rejects it, so the probe can only report a *partial* match:
   the first position at which one of those paths, or the winning match itself, reached the end of the
-  buffer. End-of-input assertions (``$``, ``\\Z``, ``\\b``, ``\\B``, ``\\m``, ``\\M``) are
+  buffer. (A never-matching branch and a lookahead for the first characters only speed the probe up,
+  see patterns.compile_pattern.) End-of-input assertions (``$``, ``\\Z``, ``\\b``, ``\\B``, ``\\m``, ``\\M``) are
   rewritten into equivalent lookarounds that read a character, so that they, too, register as touching
   the end of the buffer.
 
@@ -41,7 +42,14 @@ import regex
 
 from ..errors import PatternTimeoutError, TemplateError
 from .budget import DEFAULT_REGEX_BUDGET, RegexBudget, RegexMeter
-from .patterns import FLAGS, compile_pattern, regex_first_chars, regex_literal_prefix, rewrite_end_assertions
+from .patterns import (
+    FLAGS,
+    compile_pattern,
+    regex_first_chars,
+    regex_literal_prefix,
+    regex_literal_suffix,
+    rewrite_end_assertions,
+)
 
 __all__ = [
     "DEFAULT_REGEX_BUDGET",
@@ -53,6 +61,7 @@ __all__ = [
     "WatchSet",
     "compile_pattern",
     "regex_literal_prefix",
+    "regex_literal_suffix",
     "rewrite_end_assertions",
 ]
 

@@ -22,7 +22,14 @@ else:  # pragma: no cover
 
 from ..errors import TemplateError
 
-__all__ = ["FLAGS", "compile_pattern", "regex_first_chars", "regex_literal_prefix", "rewrite_end_assertions"]
+__all__ = [
+    "FLAGS",
+    "compile_pattern",
+    "regex_first_chars",
+    "regex_literal_prefix",
+    "regex_literal_suffix",
+    "rewrite_end_assertions",
+]
 
 #: Flags every template regex is compiled with: DOTALL on, MULTILINE off (docs/spec.md, section 4).
 FLAGS = regex.DOTALL
@@ -44,6 +51,11 @@ _ASSERTION_REWRITES = {
 # match that ends at the end of the buffer counts as undecided. (A bare ``(?!)`` is not enough: the
 # ``regex`` engine does not always report a repeat that gives up at the end of the text as partial.)
 _PROBE_TAIL = r"(?=[\s\S])(?!)"
+# A branch that never matches, added to a probe's atomic group. It changes nothing the probe finds, but it
+# keeps the `regex` module from looking for the literal text the pattern requires (``<|content_text|>`` in
+# ``[^<]*<\|content_text\|>``) before each attempt: in partial matching that look-up cannot rule a start
+# out and reads the rest of the text every time, which made a probe quadratic in the text it searches.
+_NO_REQUIRED_STRING = "|(?!)"
 _TOUCH_END = r"(?=[\s\S]|)"
 # Inline flags that would change how a pattern is read or what its anchors mean.
 _FORBIDDEN_FLAGS = {"m": "MULTILINE", "x": "VERBOSE", "w": "WORD", "V": "VERSION1", "p": "POSIX"}
@@ -128,6 +140,16 @@ def rewrite_end_assertions(pattern: str) -> tuple[str, bool]:
     return "".join(out), lookbehind
 
 
+def _probe_head(source: str) -> str:
+    """What a probe starts with: when every match starts at one of a few characters, a lookahead for them
+    (or the start of the text, where a ``^`` branch may match anything), which lets the engine skip the
+    other positions quickly now that the probe has no required literal to skip by."""
+    first = regex_first_chars(source)
+    if not first:
+        return ""
+    return "(?:(?=[" + "".join(regex.escape(c) for c in first) + "])|^)"
+
+
 def compile_pattern(source: str, *, field: str | None, key: str) -> tuple[Any, Any, bool]:
     """Compile a template regex into (search pattern, probe pattern, uses lookbehind).
 
@@ -151,7 +173,9 @@ def compile_pattern(source: str, *, field: str | None, key: str) -> tuple[Any, A
         raise TemplateError(f"regex {source!r}: {exc}", field=field, key=key) from None
     try:
         search = regex.compile(rewritten, FLAGS)
-        probe = regex.compile(f"(?>(?:{rewritten})){_PROBE_TAIL}", FLAGS)
+        probe = regex.compile(
+            f"{_probe_head(source)}(?>(?:{rewritten}){_NO_REQUIRED_STRING}){_PROBE_TAIL}", FLAGS
+        )
     except (regex.error, OverflowError, RecursionError, MemoryError) as exc:  # pragma: no cover
         raise TemplateError(
             f"regex {source!r} cannot be used for streaming: {exc}", field=field, key=key
@@ -286,3 +310,58 @@ def regex_literal_prefix(source: str) -> str:
             break
         chars.append(chr(av))
     return "".join(chars)
+
+
+# Operators after which the text a match ends with is not bounded by the pattern alone (they look at
+# text around the match, or match it in ways Python's parser reads differently).
+_SUFFIX_UNSAFE_OPS = frozenset({"AT", "ASSERT", "ASSERT_NOT", "GROUPREF", "GROUPREF_EXISTS"})
+
+
+def regex_literal_suffix(source: str) -> str:
+    """The literal text every match of ``source`` ends with, or ``""``.
+
+    Every match then lies before the end of the last occurrence of that text, so a search may stop
+    there (``endpos``) with the same result: this keeps a pattern such as ``<p=(?P<key>[^>]+)>(?P<value>.*?)
+    </p>`` from scanning to the end of the text from every ``<p=`` when no ``</p>`` follows. ``""`` for a
+    pattern with a lookaround, an anchor or a backreference anywhere (they may look past the match), and
+    for anything Python's parser does not read the same way as ``regex``.
+
+    >>> regex_literal_suffix(r"<p=(?P<key>[^>]+)>(?P<value>.*?)</p>")
+    '</p>'
+    >>> regex_literal_suffix(r"<p>(?P<value>.*?)</p>$"), regex_literal_suffix(r"a|b")
+    ('', '')
+    """
+    if _PREFIX_UNSAFE.search(source):
+        return ""
+    try:
+        parsed = sre_parse.parse(source, re.DOTALL)
+    except Exception:  # any syntax Python's parser does not share with `regex`
+        return ""
+    if parsed.state.flags & re.IGNORECASE:
+        return ""
+
+    def unsafe(items: Any) -> bool:
+        for op, av in items:
+            name = str(op)
+            if name in _SUFFIX_UNSAFE_OPS:
+                return True
+            if name == "SUBPATTERN":
+                if av[1] & re.IGNORECASE or unsafe(av[-1]):
+                    return True
+            elif (
+                (name == "ATOMIC_GROUP" and unsafe(av))
+                or (name == "BRANCH" and any(unsafe(branch) for branch in av[1]))
+                or (name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and unsafe(av[2]))
+            ):
+                return True
+        return False
+
+    items: Any = parsed
+    if unsafe(items):
+        return ""
+    chars: list[str] = []
+    for op, av in reversed(list(items)):
+        if op is not sre_parse.LITERAL:
+            break
+        chars.append(chr(av))
+    return "".join(reversed(chars))
