@@ -425,11 +425,10 @@ def spell(source: str, keep: frozenset[str] = frozenset(), canonical: bool = Fal
 
     ``keep`` names groups whose optional surroundings are written all the same (a type attribute).
     Optional parts after the first text are slots named :data:`OPTIONAL` (written or not), unless
-    ``canonical``, which writes optional fixed text and leaves optional patterns out.
+    ``canonical``, which leaves them out: the one spelling writes an optional start
+    (``(?:<tool_call>\\s*)?``) and nothing optional after it (``</ifm\\|think(?:_fast)?>`` is ``</ifm|think>``).
     """
     speller = _Speller(source, keep)
-    if canonical:  # one spelling only: optional fixed text written, optional patterns left out
-        speller.including = 1
     pieces, _ = speller.spell(speller.tree)
     if canonical:
         pieces = [p for p in pieces if not (isinstance(p, Slot) and p.name == OPTIONAL)]
