@@ -784,11 +784,44 @@ def derive(
         if not errors:
             raise GrammarError("the template has no tool-call field")
         raise errors[0]
+    syntax = _with_alternative_bodies(syntax, template, allowed, parallel_tool_calls)
     at_least_one = mode in ("required", "named")
     calls = _calls_node(syntax, at_least_one, parallel_tool_calls, tuple(excludes))
     if at_least_one and reasoning_node != Lit(""):
         return seq(reasoning_node, WS, calls)  # the first call comes right after the reasoning
     return seq(reasoning_node, calls)
+
+
+def _with_alternative_bodies(
+    syntax: CallSyntax, template: ResponseTemplate, tools: Sequence[Tool], parallel: bool
+) -> CallSyntax:
+    """Another tool-call field with the same opener and closer, which a lookahead tells apart by its body
+    (LFM2: ``<|tool_call_start|>`` then a Python call list, or a JSON list), adds its body as an
+    alternative inside the same tag."""
+    if not syntax.array or len(syntax.tags) != 1 or syntax.section is not None:
+        return syntax
+    (tag,) = syntax.tags
+    bodies = [tag.content]
+    for field in _tool_fields(template):
+        if field is syntax.field:
+            continue
+        try:
+            other = call_syntax(field, tools, parallel, _turn_ends(template))
+        except GrammarError:
+            continue
+        if (
+            other.array
+            and other.section is None
+            and other.open_ended == syntax.open_ended
+            and len(other.tags) == 1
+            and (other.tags[0].begin, other.tags[0].ends) == (tag.begin, tag.ends)
+            and other.tags[0].content not in bodies
+        ):
+            bodies.append(other.tags[0].content)
+    if len(bodies) == 1:
+        return syntax
+    merged = Tag(tag.begin, Alt(tuple(bodies)), tag.end, tag.other_ends)
+    return CallSyntax(syntax.field, [merged], syntax.triggers, None, True, syntax.open_ended)
 
 
 def _turn_ends(template: ResponseTemplate) -> frozenset[str]:
