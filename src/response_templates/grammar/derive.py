@@ -339,8 +339,12 @@ def _type_value(type_parsers: Mapping[str, Any], schema: Any, string: bool) -> s
     return str(next(iter(type_parsers), ""))
 
 
-#: A Python string literal, single- or double-quoted, on one line.
-PY_STRING = "\"([^\"\\\\\\n]|\\\\.)*\"|'([^'\\\\\\n]|\\\\.)*'"
+#: The escapes a Python-call string may hold (those ``python-call-list`` reads: JSON's and ``\\'``; a
+#: ``\\u`` escape outside the surrogates).
+_PY_ESCAPE = r"\\([\"'\\/bfnrt]|u([0-9a-cA-Ce-fE-F][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2}))"
+
+#: A Python string literal, single- or double-quoted, on one line (no raw line break).
+PY_STRING = f"\"([^\"\\\\\\n\\r]|{_PY_ESCAPE})*\"|'([^'\\\\\\n\\r]|{_PY_ESCAPE})*'"
 
 
 def _python_value(schema: Any) -> Node:
