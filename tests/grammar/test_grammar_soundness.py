@@ -28,16 +28,7 @@ FAMILIES = sorted(name for name, cov in grammar.coverage().items() if cov.compil
 
 #: Families whose grammar lets through an output that breaks the request (found by these walks; each
 #: entry says what). Strict: once the grammar is fixed the test passes and the entry must go.
-UNSOUND: dict[str, str] = {
-    "glm-4.5": "string parameters with an enum are raw text inside <arg_value>: the grammar lets any text through, not only the enum's values",
-    "glm-4.7": "string parameters with an enum are raw text inside <arg_value>: the grammar lets any text through, not only the enum's values",
-    "laguna": "string parameters with an enum are raw text inside <arg_value>: the grammar lets any text through, not only the enum's values",
-    "kimi-k3": "string arguments with an enum are raw text inside the argument tags: any text passes",
-    "mistral-v11": (
-        "the optional [CALL_ID] part is written with a looser id pattern than the parser's, so the id can "
-        "swallow text the parser then reads as the arguments (invalid JSON)"
-    ),
-}
+UNSOUND: dict[str, str] = {}
 
 
 def _seed(*parts: object) -> int:

@@ -26,6 +26,7 @@ from .lark import regex_escape
 from .nodes import WS, Alt, Calls, Json, Lit, Node, Pattern, Tag, Text, optional, seq
 from .spelling import (
     OPTIONAL,
+    SPACE1,
     Piece,
     Slot,
     Unspellable,
@@ -189,7 +190,12 @@ def _nodes(
         if isinstance(piece, str):
             out.append(Lit(piece))
         elif not piece.name:
-            out.append(WS)
+            # ``\s*`` is optional whitespace; ``\s+`` (or ``[ \t]+``) needs at least one character of it.
+            if _blank(piece.pattern):
+                out.append(WS)
+            else:
+                pattern = "[ \\t\\r\\n]+" if piece == SPACE1 else piece.pattern
+                out.append(Pattern(pattern, example=" "))
         elif piece.name == OPTIONAL:
             out.append(optional(Pattern(piece.pattern)))
         elif piece.name in fill:
@@ -209,6 +215,23 @@ def _nodes(
         else:
             out.append(Pattern(piece.pattern))
     return out
+
+
+def _blank(pattern: str) -> bool:
+    """Whether a whitespace slot's pattern may match nothing (``\\s*``, ``\\n?``)."""
+    return regex.fullmatch(pattern, "") is not None
+
+
+def _exact_space(slot: Slot) -> Node:
+    """A whitespace slot as exactly the whitespace its pattern matches (``\\n?``: an optional newline)."""
+    pattern = slot.pattern
+    if not _blank(pattern):
+        return Pattern(pattern, example=" ")
+    if pattern.endswith("?"):
+        return optional(Pattern(pattern[:-1]))
+    if pattern.endswith("*"):
+        return optional(Pattern(pattern[:-1] + "+"))
+    return WS
 
 
 def _make_tag(open_nodes: Sequence[Node], content: Node, close_nodes: Sequence[Node]) -> Tag:
@@ -253,9 +276,14 @@ def _xml_arguments(field: FieldSpec, tool: Tool) -> Node:
     at = next(i for i, p in enumerate(pieces) if isinstance(p, Slot) and p.name == "value")
     before, after = list(pieces[:at]), list(pieces[at + 1 :])
     # Whitespace around the value belongs to the value (strings keep it as text, the parser strips it).
-    while before and isinstance(before[-1], Slot) and not before[-1].name:
+    # An enum's values are written exactly, with only the whitespace the pattern itself reads around them.
+    space_before: list[Slot] = []
+    space_after: list[Slot] = []
+    while before and isinstance(last := before[-1], Slot) and not last.name:
+        space_before.insert(0, last)
         before.pop()
-    while after and isinstance(after[0], Slot) and not after[0].name:
+    while after and isinstance(first := after[0], Slot) and not first.name:
+        space_after.append(first)
         after.pop(0)
     type_parsers = args.get("type_parsers") or {}
     items: list[tuple[str, Node]] = []
@@ -271,11 +299,32 @@ def _xml_arguments(field: FieldSpec, tool: Tool) -> Node:
                     field=field.name,
                     key="content_args",
                 )
-        value: Node = Text() if string else seq(WS, _json_value(schema), WS)
+        choices = _string_choices(schema) if string else None
+        if choices is not None:
+            value: Node = seq(
+                *(_exact_space(slot) for slot in space_before),
+                Alt(tuple(Lit(c) for c in choices)) if len(choices) > 1 else Lit(choices[0]),
+                *(_exact_space(slot) for slot in space_after),
+            )
+        else:
+            value = Text() if string else seq(WS, _json_value(schema), WS)
         open_nodes = _nodes(before, fill, field, "content_args")
         close_nodes = _nodes(after, fill, field, "content_args")
         items.append((name, _make_tag(open_nodes, value, close_nodes)))
     return seq(WS, _ordered_params(tool, items, WS), WS)
+
+
+def _string_choices(schema: Any) -> list[str] | None:
+    """The values of a string parameter with an ``enum`` or a ``const`` (written as they are, since a raw
+    XML value is not quoted), or None."""
+    if not isinstance(schema, Mapping):
+        return None
+    if isinstance(schema.get("const"), str):
+        return [schema["const"]]
+    values = schema.get("enum")
+    if isinstance(values, list) and values and all(isinstance(v, str) for v in values):
+        return list(dict.fromkeys(values))
+    return None
 
 
 def _type_value(type_parsers: Mapping[str, Any], schema: Any, string: bool) -> str:
@@ -290,8 +339,12 @@ def _type_value(type_parsers: Mapping[str, Any], schema: Any, string: bool) -> s
     return str(next(iter(type_parsers), ""))
 
 
-#: A Python string literal, single- or double-quoted, on one line.
-PY_STRING = "\"([^\"\\\\\\n]|\\\\.)*\"|'([^'\\\\\\n]|\\\\.)*'"
+#: The escapes a Python-call string may hold (those ``python-call-list`` reads: JSON's and ``\\'``; a
+#: ``\\u`` escape outside the surrogates).
+_PY_ESCAPE = r"\\([\"'\\/bfnrt]|u([0-9a-cA-Ce-fE-F][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2}))"
+
+#: A Python string literal, single- or double-quoted, on one line (no raw line break).
+PY_STRING = f"\"([^\"\\\\\\n\\r]|{_PY_ESCAPE})*\"|'([^'\\\\\\n\\r]|{_PY_ESCAPE})*'"
 
 
 def _python_value(schema: Any) -> Node:
@@ -407,12 +460,15 @@ def _delimiters(
     elif field.close is None:
         raise GrammarError("a tool-call field needs a close delimiter", field=field.name)
     elif field.close.literals is not None:
-        close_pieces = [field.close.literals[0]]
-        if field.close.literals[0] in turn_ends:
-            close_pieces, open_ended = [], True
+        closers = [lit for lit in field.close.literals if lit not in turn_ends]
+        close_pieces = list(closers[:1])
+        if not closers:
+            open_ended = True
+    elif not (closers := _close_alternatives(str(field.close.source), turn_ends)):
+        close_pieces, open_ended = [], True
     else:
         try:
-            close_lead, close_pieces, section_close = spell_parts(str(field.close.source))
+            close_lead, close_pieces, section_close = spell_parts(closers[0])
         except Unspellable as exc:
             raise GrammarError(
                 f"no canonical spelling: {exc}", field=field.name, key="close_pattern"
@@ -435,6 +491,79 @@ def _delimiters(
         open_pieces = [*section_open, *open_pieces]
         close_pieces = [*close_pieces, *section_close]
     return open_pieces, close_pieces, section, open_ended
+
+
+def top_alternatives(source: str) -> list[str]:
+    """The top-level alternatives of a regex, as text (``a(?:b|c)|d`` -> ``["a(?:b|c)", "d"]``).
+
+    Split on the text, since a regex parser may factor out a common prefix (``</x>|<|end|>`` parses as
+    ``<`` then a choice), which hides the top-level choice."""
+    out: list[str] = []
+    depth, start, i, in_class = 0, 0, 0, False
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            if ch == "]":
+                in_class = False
+        elif ch == "[":
+            in_class = True
+            if source[i + 1 : i + 2] == "^":
+                i += 1
+            if source[i + 1 : i + 2] == "]":
+                i += 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            out.append(source[start:i])
+            start = i + 1
+        i += 1
+    out.append(source[start:])
+    if len(out) == 1 and source.startswith("(?:") and source.endswith(")") and _one_group(source):
+        return top_alternatives(source[3:-1])  # ``(?:a|b)``: the alternatives inside
+    return out
+
+
+def _one_group(source: str) -> bool:
+    """Whether ``source`` is one group from its first character to its last."""
+    depth, i, in_class = 0, 0, False
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            i += 2 if source[i + 1 : i + 2] in ("^", "]") else 1
+            continue
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i == len(source) - 1
+        i += 1
+    return False
+
+
+def _close_alternatives(source: str, turn_ends: frozenset[str]) -> list[str]:
+    """A close pattern's alternatives, without those that only read an end of the turn (``<\\|im_end\\|>``:
+    the engine's stop token, which ends the output rather than being written by the grammar)."""
+    out = []
+    for alternative in top_alternatives(source):
+        try:
+            turn_end = any(regex.fullmatch(alternative, end) for end in turn_ends)
+        except regex.error:
+            turn_end = False
+        if not turn_end:
+            out.append(alternative)
+    return out
 
 
 def call_syntax(
@@ -659,11 +788,44 @@ def derive(
         if not errors:
             raise GrammarError("the template has no tool-call field")
         raise errors[0]
+    syntax = _with_alternative_bodies(syntax, template, allowed, parallel_tool_calls)
     at_least_one = mode in ("required", "named")
     calls = _calls_node(syntax, at_least_one, parallel_tool_calls, tuple(excludes))
     if at_least_one and reasoning_node != Lit(""):
         return seq(reasoning_node, WS, calls)  # the first call comes right after the reasoning
     return seq(reasoning_node, calls)
+
+
+def _with_alternative_bodies(
+    syntax: CallSyntax, template: ResponseTemplate, tools: Sequence[Tool], parallel: bool
+) -> CallSyntax:
+    """Another tool-call field with the same opener and closer, which a lookahead tells apart by its body
+    (LFM2: ``<|tool_call_start|>`` then a Python call list, or a JSON list), adds its body as an
+    alternative inside the same tag."""
+    if not syntax.array or len(syntax.tags) != 1 or syntax.section is not None:
+        return syntax
+    (tag,) = syntax.tags
+    bodies = [tag.content]
+    for field in _tool_fields(template):
+        if field is syntax.field:
+            continue
+        try:
+            other = call_syntax(field, tools, parallel, _turn_ends(template))
+        except GrammarError:
+            continue
+        if (
+            other.array
+            and other.section is None
+            and other.open_ended == syntax.open_ended
+            and len(other.tags) == 1
+            and (other.tags[0].begin, other.tags[0].ends) == (tag.begin, tag.ends)
+            and other.tags[0].content not in bodies
+        ):
+            bodies.append(other.tags[0].content)
+    if len(bodies) == 1:
+        return syntax
+    merged = Tag(tag.begin, Alt(tuple(bodies)), tag.end, tag.other_ends)
+    return CallSyntax(syntax.field, [merged], syntax.triggers, None, True, syntax.open_ended)
 
 
 def _turn_ends(template: ResponseTemplate) -> frozenset[str]:

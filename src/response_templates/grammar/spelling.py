@@ -212,8 +212,11 @@ class _Speller:
             elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
                 lo, hi, sub = arg
                 if self.is_blank(sub):
-                    # Whitespace the template allows (``\s*``, ``\n?``): any whitespace in the grammar.
-                    pieces.append(SPACE if lo == 0 else SPACE1)
+                    pieces.append(self.blank(lo, hi, sub))
+                    continue
+                if lo == 0 and hi == 1 and self.repeats_text(pieces, sub):
+                    # A repeated opener (``<think>(?:\s*<think>)?``) reads a doubled delimiter as one: the
+                    # grammar writes it once.
                     continue
                 if lo == 0:
                     fixed = hi == 1 and not self.has_class(sub, ignore_space=True)
@@ -259,6 +262,42 @@ class _Speller:
             else:
                 raise Unspellable(f"the pattern uses {name.lower()}, which has no canonical spelling")
         return pieces, invented
+
+    def repeats_text(self, pieces: list[Piece], sub: Any) -> bool:
+        """Whether the optional part ``sub`` only repeats the text spelled just before it."""
+        if self.has_slot(sub) or self.has_class(sub, ignore_space=True):
+            return False
+        saved = (self.after_text, self.including, self.branch_count)
+        plan = self.plan
+        self.plan = None
+        try:
+            sub_pieces, invented = self.spell(sub)
+        except Unspellable:
+            return False
+        finally:
+            self.after_text, self.including, self.branch_count = saved
+            self.plan = plan
+        text = literal_text(strip_space(_merge(sub_pieces)))
+        before = literal_text(strip_space(_merge(list(pieces))))
+        return not invented and bool(text) and before is not None and before.endswith(text or "\x00")
+
+    def blank(self, lo: int, hi: int, sub: Any) -> Slot:
+        """Whitespace the template allows. ``\\s*`` and ``\\s+`` are :data:`SPACE` and :data:`SPACE1` (any
+        whitespace); a narrower repeat keeps its pattern (``\\n?`` as a whitespace slot ``\\n?``), and one
+        that excludes the newline (``[ \\t]*``) is an optional part, since a newline there would change
+        what the template reads (the end of a line)."""
+        body = self.unparse(sub)
+        if len(sub) > 1:
+            body = f"({body})"
+        generic = all(regex.fullmatch(body, ch) for ch in " \t\r\n")
+        quant = {(0, 1): "?", (0, _c.MAXREPEAT): "*", (1, _c.MAXREPEAT): "+"}.get((lo, hi))
+        if quant is None or (generic and quant != "?"):
+            return SPACE if lo == 0 else SPACE1
+        if regex.fullmatch(body, "\n"):
+            return Slot("", body + quant)
+        if lo == 0:
+            return Slot(OPTIONAL, body if quant == "?" else body + "+")
+        return Slot("", body + "+")
 
     def branch(self, alternatives: Any) -> tuple[list[Piece], bool]:
         """The first alternative that starts with fixed text (else the first): an opener such as
@@ -386,11 +425,10 @@ def spell(source: str, keep: frozenset[str] = frozenset(), canonical: bool = Fal
 
     ``keep`` names groups whose optional surroundings are written all the same (a type attribute).
     Optional parts after the first text are slots named :data:`OPTIONAL` (written or not), unless
-    ``canonical``, which writes optional fixed text and leaves optional patterns out.
+    ``canonical``, which leaves them out: the one spelling writes an optional start
+    (``(?:<tool_call>\\s*)?``) and nothing optional after it (``</ifm\\|think(?:_fast)?>`` is ``</ifm|think>``).
     """
     speller = _Speller(source, keep)
-    if canonical:  # one spelling only: optional fixed text written, optional patterns left out
-        speller.including = 1
     pieces, _ = speller.spell(speller.tree)
     if canonical:
         pieces = [p for p in pieces if not (isinstance(p, Slot) and p.name == OPTIONAL)]
@@ -461,7 +499,15 @@ def _spell_parts(speller: _Speller) -> tuple[list[Piece], list[Piece], list[Piec
             items = items[:-1]
     speller.after_text = False
     body, _ = speller.spell(items)
-    return lead, _merge(body), trail
+    body = _merge(body)
+    # A repeated delimiter read as one (``<think>(?:\s*<think>)?``) is written once.
+    text = literal_text(strip_space(body))
+    if text is not None:
+        if (trail_text := literal_text(strip_space(trail))) and text.endswith(trail_text):
+            trail = []
+        if (lead_text := literal_text(strip_space(lead))) and text.startswith(lead_text):
+            lead = []
+    return lead, body, trail
 
 
 def spell_branches(source: str) -> list[list[Piece]]:
