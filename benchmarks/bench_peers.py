@@ -231,17 +231,10 @@ def render(family: str, reasoning: str, calls: list[Call], answer: str) -> str:
 
 
 def tools() -> list[dict[str, Any]]:
-    def tool(name: str, props: dict[str, str]) -> dict[str, Any]:
-        properties = {k: {"type": v} for k, v in props.items()}
-        return {
-            "type": "function",
-            "function": {"name": name, "parameters": {"type": "object", "properties": properties}},
-        }
+    """The request's tools: those of ``bench_families`` (``get_weather``, ``run_code``)."""
+    from bench_families import _tools
 
-    return [
-        tool("get_weather", {"city": "string", "days": "integer", "metric": "boolean"}),
-        tool("run_code", {"language": "string", "code": "string"}),
-    ]
+    return _tools()
 
 
 def expected(reasoning: str, calls: list[Call], answer: str) -> dict[str, Any]:

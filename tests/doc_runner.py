@@ -47,7 +47,7 @@ _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)
 
 
 def code_blocks(text: str) -> list[tuple[str, str, int]]:
-    """``(info string, code, line number)`` of each fenced code block (as tests/test_examples.py)."""
+    """``(info string, code, line number)`` of each fenced code block in a Markdown text."""
     blocks = []
     pos = 0
     while (start := _FENCE.search(text, pos)) is not None:

@@ -14,35 +14,19 @@ from __future__ import annotations
 import contextlib
 import doctest
 import io
-import re
 import runpy
 import sys
 from pathlib import Path
 
 import pytest
 
+from doc_runner import code_blocks
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # A server runs until stopped: tests/wire/test_wire_example_server.py serves it and queries it instead.
 SERVERS = {"openai_server.py"}
 EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.py") if p.name not in SERVERS)
-
-_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)\n", re.MULTILINE)
-
-
-def code_blocks(text: str) -> list[tuple[str, str, int]]:
-    """``(info string, code, line number)`` of each fenced code block in a Markdown text."""
-    blocks = []
-    pos = 0
-    while (start := _FENCE.search(text, pos)) is not None:
-        fence = start.group("fence")
-        closing = re.compile(rf"^ {{0,3}}{fence[0]}{{{len(fence)},}}[ \t]*$", re.MULTILINE)
-        end = closing.search(text, start.end())
-        body_end = end.start() if end else len(text)
-        line = text.count("\n", 0, start.start()) + 1
-        blocks.append((start.group("info").strip(), text[start.end() : body_end], line))
-        pos = end.end() if end else len(text)
-    return blocks
 
 
 def test_fence_parser() -> None:
