@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..language import ResponseTemplate, load_template
-from .derive import GrammarError, derive, read_tools, reasoning_state
+from .arguments import GrammarError, read_tools
+from .derive import derive, reasoning_state
 from .lark import to_lark
 from .nodes import Node, structural_tag_format
 

@@ -284,6 +284,20 @@ _INDEX_PREFIX = 16
 _PREFIX_UNSAFE = regex.compile(r"\{[^}0-9,]")
 
 
+def _parsed_like_regex(source: str) -> Any:
+    """``source`` read by Python's own regex parser, or None when that reading may differ from ``regex``'s
+    (syntax only ``regex`` knows, or case-insensitive matching)."""
+    if _PREFIX_UNSAFE.search(source):
+        return None
+    try:
+        parsed = sre_parse.parse(source, re.DOTALL)
+    except Exception:  # any syntax Python's parser does not share with `regex`
+        return None
+    if parsed.state.flags & re.IGNORECASE:
+        return None
+    return parsed
+
+
 def regex_literal_prefix(source: str) -> str:
     """The literal text every match of ``source`` starts with (up to 16 characters), or ``""``.
 
@@ -295,13 +309,8 @@ def regex_literal_prefix(source: str) -> str:
     >>> regex_literal_prefix(r"(?:<tool_call>\\s*)?<function=")
     ''
     """
-    if _PREFIX_UNSAFE.search(source):
-        return ""
-    try:
-        parsed = sre_parse.parse(source, re.DOTALL)
-    except Exception:  # any syntax Python's parser does not share with `regex`
-        return ""
-    if parsed.state.flags & re.IGNORECASE:
+    parsed = _parsed_like_regex(source)
+    if parsed is None:
         return ""
     chars: list[str] = []
     items: Any = parsed  # a SubPattern: a sequence of (op, argument)
@@ -331,13 +340,8 @@ def regex_literal_suffix(source: str) -> str:
     >>> regex_literal_suffix(r"<p>(?P<value>.*?)</p>$"), regex_literal_suffix(r"a|b")
     ('', '')
     """
-    if _PREFIX_UNSAFE.search(source):
-        return ""
-    try:
-        parsed = sre_parse.parse(source, re.DOTALL)
-    except Exception:  # any syntax Python's parser does not share with `regex`
-        return ""
-    if parsed.state.flags & re.IGNORECASE:
+    parsed = _parsed_like_regex(source)
+    if parsed is None:
         return ""
 
     def unsafe(items: Any) -> bool:

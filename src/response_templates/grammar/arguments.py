@@ -1,0 +1,402 @@
+"""Internal: the grammar's view of a request's tools, and each call format's argument grammar (JSON bodies,
+XML parameters typed by their schemas, Python call arguments), with :class:`GrammarError` for what cannot
+be written as a grammar."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from ..errors import ResponseTemplateError
+from ..language import FieldSpec
+from ..tools import callable_to_schema, tool_parameters
+from .nodes import WS, Alt, Json, Lit, Node, Pattern, Tag, Text, optional, seq
+from .spelling import (
+    OPTIONAL,
+    SPACE1,
+    Piece,
+    Slot,
+    Unspellable,
+    literal_text,
+    spell,
+    strip_space,
+)
+
+__all__ = [
+    "PY_NAME",
+    "PY_STRING",
+    "GrammarError",
+    "Tool",
+    "call_object_schema",
+    "delimiter_key",
+    "json_value",
+    "make_tag",
+    "python_arguments",
+    "read_tools",
+    "spell_text",
+    "spelled_nodes",
+    "xml_arguments",
+]
+
+
+class GrammarError(ResponseTemplateError):
+    """A template (or a request) that cannot be written as a grammar; the message says why.
+
+    ``field`` and ``key`` name the template field and key at fault when there is one.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None, key: str | None = None) -> None:
+        where = []
+        if field is not None:
+            where.append(f"field {field!r}")
+        if key is not None:
+            where.append(f"key {key!r}")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+        self.field = field
+        self.key = key
+        self.reason = message
+
+
+# ---------------------------------------------------------------------------------------------- tools
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool of the request: its name and its parameters' JSON schema (an object schema)."""
+
+    name: str
+    parameters: Mapping[str, Any]
+
+    @property
+    def properties(self) -> dict[str, Any]:
+        props = self.parameters.get("properties")
+        return dict(props) if isinstance(props, Mapping) else {}
+
+    @property
+    def required(self) -> list[str]:
+        req = self.parameters.get("required")
+        return [r for r in req if isinstance(r, str)] if isinstance(req, list) else []
+
+
+def read_tools(tools: Sequence[Mapping[str, Any] | Callable[..., Any]] | None) -> list[Tool]:
+    """The request's tools (JSON-schema dicts or typed Python functions), checked as the parser checks them."""
+    tool_parameters(tools)  # raises ToolSpecError on a malformed list
+    out: list[Tool] = []
+    seen: set[str] = set()
+    for tool in tools or ():
+        if isinstance(tool, Mapping):
+            spec = tool.get("function", tool)
+            assert isinstance(spec, Mapping)
+            name = str(spec["name"])
+            parameters = spec.get("parameters")
+        else:
+            assert inspect.isfunction(tool) or inspect.ismethod(tool)
+            function = callable_to_schema(tool)["function"]
+            name, parameters = function["name"], function["parameters"]
+        if name in seen:
+            continue
+        seen.add(name)
+        if not isinstance(parameters, Mapping):
+            parameters = {"type": "object", "properties": {}}
+        out.append(Tool(name, dict(parameters)))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ spelling
+
+
+def _spell(delim: Any, field: str, key: str) -> list[Piece]:
+    """The one canonical spelling of a delimiter (its first literal, or its pattern spelled)."""
+    if delim.literals is not None:
+        return [delim.literals[0]]
+    try:
+        return spell(delim.source, canonical=True)
+    except Unspellable as exc:
+        raise GrammarError(f"no canonical spelling: {exc}", field=field, key=key) from None
+
+
+def spell_text(delim: Any, field: str, key: str) -> str:
+    """A delimiter's spelling as plain text (whitespace it allows left out: free text around it takes it)."""
+    pieces = strip_space(_spell(delim, field, key))
+    text = literal_text(pieces)
+    if text is None:
+        raise GrammarError(
+            "the delimiter captures text, which a grammar cannot fill in", field=field, key=key
+        )
+    return text
+
+
+def delimiter_key(delim: Any, kind: str) -> str:
+    return kind if delim.literals is not None else f"{kind}_pattern"
+
+
+# ------------------------------------------------------------------------------------------ arguments
+
+
+def _schema_kinds(schema: Any) -> set[str]:
+    if not isinstance(schema, Mapping):
+        return set()
+    kinds: set[str] = set()
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        kinds.add(declared)
+    elif isinstance(declared, list):
+        kinds.update(k for k in declared if isinstance(k, str))
+    for union in ("anyOf", "oneOf"):
+        for option in schema.get(union) or ():
+            kinds |= _schema_kinds(option)
+    if "enum" in schema and not kinds:
+        kinds = {"string"} if all(isinstance(v, str) for v in schema["enum"]) else set()
+    return kinds
+
+
+def _is_string(schema: Any) -> bool:
+    return _schema_kinds(schema) == {"string"}
+
+
+def _ordered_params(tool: Tool, items: Sequence[tuple[str, Node]], separator: Node) -> Node:
+    """The parameters of one call in schema order: required ones always, optional ones when written."""
+    required = set(tool.required)
+    if not items:
+        return Lit("")
+    # Each parameter may come first among those written; required ones cannot be skipped.
+    options: list[Node] = []
+    for first in range(len(items)):
+        if any(items[j][0] in required for j in range(first)):
+            break
+        parts: list[Node] = [items[first][1]]
+        for name, node in items[first + 1 :]:
+            entry = seq(separator, node)
+            parts.append(entry if name in required else optional(entry))
+        options.append(seq(*parts))
+    if all(name not in required for name, _ in items):
+        options.append(Lit(""))
+    return options[0] if len(options) == 1 else Alt(tuple(options))
+
+
+def spelled_nodes(
+    pieces: Sequence[Piece],
+    fill: Mapping[str, str],
+    field: FieldSpec,
+    key: str,
+    name_group: str | None = None,
+) -> list[Node]:
+    """Spelled pieces as nodes: text, whitespace (:data:`WS`), groups filled in (the tool name, a parameter
+    key) and the other groups as the patterns they match."""
+    out: list[Node] = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            out.append(Lit(piece))
+        elif not piece.name:
+            # ``\s*`` is optional whitespace; ``\s+`` (or ``[ \t]+``) needs at least one character of it.
+            if _blank(piece.pattern):
+                out.append(WS)
+            else:
+                pattern = "[ \\t\\r\\n]+" if piece == SPACE1 else piece.pattern
+                out.append(Pattern(pattern, example=" "))
+        elif piece.name == OPTIONAL:
+            out.append(optional(Pattern(piece.pattern)))
+        elif piece.name in fill:
+            value = fill[piece.name]
+            try:
+                ok = regex.fullmatch(piece.pattern, value, timeout=1.0) is not None
+            except (regex.error, TimeoutError):
+                ok = True
+            if not ok:
+                what = "tool name" if piece.name == name_group else f"{piece.name} value"
+                raise GrammarError(
+                    f"{what} {value!r} cannot be written where the pattern reads it (/{piece.pattern}/)",
+                    field=field.name,
+                    key=key,
+                )
+            out.append(Lit(value))
+        else:
+            out.append(Pattern(piece.pattern))
+    return out
+
+
+def _blank(pattern: str) -> bool:
+    """Whether a whitespace slot's pattern may match nothing (``\\s*``, ``\\n?``)."""
+    return regex.fullmatch(pattern, "") is not None
+
+
+def _exact_space(slot: Slot) -> Node:
+    """A whitespace slot as exactly the whitespace its pattern matches (``\\n?``: an optional newline)."""
+    pattern = slot.pattern
+    if not _blank(pattern):
+        return Pattern(pattern, example=" ")
+    if pattern.endswith("?"):
+        return optional(Pattern(pattern[:-1]))
+    if pattern.endswith("*"):
+        return optional(Pattern(pattern[:-1] + "+"))
+    return WS
+
+
+def make_tag(open_nodes: Sequence[Node], content: Node, close_nodes: Sequence[Node]) -> Tag:
+    """A tag from the nodes of its opener and closer: the leading text of the opener is the tag's begin,
+    the trailing text of the closer its end, whatever lies between (whitespace, patterns) its content."""
+    rest = list(open_nodes)
+    begin = []
+    while rest and isinstance(rest[0], Lit):
+        first = rest.pop(0)
+        assert isinstance(first, Lit)
+        begin.append(first.value)
+    before = list(close_nodes)
+    end: list[str] = []
+    while before and isinstance(before[-1], Lit):
+        last = before.pop()
+        assert isinstance(last, Lit)
+        end.insert(0, last.value)
+    return Tag("".join(begin), seq(*rest, content, *before), "".join(end))
+
+
+def json_value(schema: Any) -> Node:
+    return Json(dict(schema) if isinstance(schema, Mapping) else {})
+
+
+def xml_arguments(field: FieldSpec, tool: Tool) -> Node:
+    args = field.content_args
+    if args.get("nested"):
+        raise GrammarError(
+            "nested XML argument values (a tag per object key) are not written as a grammar yet",
+            field=field.name,
+            key="content_args",
+        )
+    type_group = args.get("type_group")
+    keep = frozenset([str(type_group)]) if type_group else frozenset()
+    try:
+        pieces = spell(str(args.get("tag_pattern", "")), keep)
+    except Unspellable as exc:
+        raise GrammarError(f"no canonical spelling: {exc}", field=field.name, key="content_args") from None
+    slots = [p.name for p in pieces if isinstance(p, Slot)]
+    if "key" not in slots or "value" not in slots:
+        raise GrammarError("the tag pattern has no key or value group", field=field.name, key="content_args")
+    at = next(i for i, p in enumerate(pieces) if isinstance(p, Slot) and p.name == "value")
+    before, after = list(pieces[:at]), list(pieces[at + 1 :])
+    # Whitespace around the value belongs to the value (strings keep it as text, the parser strips it).
+    # An enum's values are written exactly, with only the whitespace the pattern itself reads around them.
+    space_before: list[Slot] = []
+    space_after: list[Slot] = []
+    while before and isinstance(last := before[-1], Slot) and not last.name:
+        space_before.insert(0, last)
+        before.pop()
+    while after and isinstance(first := after[0], Slot) and not first.name:
+        space_after.append(first)
+        after.pop(0)
+    type_parsers = args.get("type_parsers") or {}
+    items: list[tuple[str, Node]] = []
+    for name, schema in tool.properties.items():
+        string = _is_string(schema)
+        fill = {"key": name}
+        if type_group:
+            fill[str(type_group)] = _type_value(type_parsers, schema, string)
+        for slot in before + after:
+            if isinstance(slot, Slot) and slot.name not in ("", OPTIONAL) and slot.name not in fill:
+                raise GrammarError(
+                    f"the tag pattern captures {slot.name!r}, which a grammar cannot fill in",
+                    field=field.name,
+                    key="content_args",
+                )
+        choices = _string_choices(schema) if string else None
+        if choices is not None:
+            value: Node = seq(
+                *(_exact_space(slot) for slot in space_before),
+                Alt(tuple(Lit(c) for c in choices)) if len(choices) > 1 else Lit(choices[0]),
+                *(_exact_space(slot) for slot in space_after),
+            )
+        else:
+            value = Text() if string else seq(WS, json_value(schema), WS)
+        open_nodes = spelled_nodes(before, fill, field, "content_args")
+        close_nodes = spelled_nodes(after, fill, field, "content_args")
+        items.append((name, make_tag(open_nodes, value, close_nodes)))
+    return seq(WS, _ordered_params(tool, items, WS), WS)
+
+
+def _string_choices(schema: Any) -> list[str] | None:
+    """The values of a string parameter with an ``enum`` or a ``const`` (written as they are, since a raw
+    XML value is not quoted), or None."""
+    if not isinstance(schema, Mapping):
+        return None
+    if isinstance(schema.get("const"), str):
+        return [schema["const"]]
+    values = schema.get("enum")
+    if isinstance(values, list) and values and all(isinstance(v, str) for v in values):
+        return list(dict.fromkeys(values))
+    return None
+
+
+def _type_value(type_parsers: Mapping[str, Any], schema: Any, string: bool) -> str:
+    kinds = _schema_kinds(schema)
+    for kind in sorted(kinds):
+        if kind in type_parsers:
+            return kind
+    wanted = "text" if string else "json"
+    for value, parser in type_parsers.items():
+        if isinstance(parser, Mapping) and parser.get("name") == wanted:
+            return str(value)
+    return str(next(iter(type_parsers), ""))
+
+
+#: The escapes a Python-call string may hold (those ``python-call-list`` reads: JSON's and ``\\'``; a
+#: ``\\u`` escape outside the surrogates).
+_PY_ESCAPE = r"\\([\"'\\/bfnrt]|u([0-9a-cA-Ce-fE-F][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2}))"
+
+#: A Python string literal, single- or double-quoted, on one line (no raw line break).
+PY_STRING = f"\"([^\"\\\\\\n\\r]|{_PY_ESCAPE})*\"|'([^'\\\\\\n\\r]|{_PY_ESCAPE})*'"
+
+
+def _python_value(schema: Any) -> Node:
+    """One keyword argument's value: Python literals for scalars (``True``/``true``, ``None``/``null``,
+    either quote for strings), JSON (valid Python too) for the rest."""
+    kinds = _schema_kinds(schema)
+    if kinds == {"boolean"}:
+        return Alt((Lit("True"), Lit("False"), Lit("true"), Lit("false")))
+    if kinds == {"null"}:
+        return Alt((Lit("None"), Lit("null")))
+    if (
+        kinds == {"string"}
+        and isinstance(schema, Mapping)
+        and not schema.get("enum")
+        and "const" not in schema
+    ):
+        return Pattern(PY_STRING, example="'Paris'")
+    return json_value(schema)
+
+
+#: The names a Python call list can hold (dotted and hyphenated names included).
+PY_NAME = regex.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
+
+
+def python_arguments(tool: Tool) -> Node:
+    items = [(name, seq(Lit(f"{name}="), _python_value(schema))) for name, schema in tool.properties.items()]
+    return _ordered_params(tool, items, Lit(", "))
+
+
+def call_object_schema(tool: Tool, keys: Mapping[str, str], item_transform: bool) -> dict[str, Any]:
+    if item_transform:
+        return {
+            "type": "object",
+            "properties": {tool.name: dict(tool.parameters)},
+            "required": [tool.name],
+            "additionalProperties": False,
+        }
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for role, key in keys.items():
+        if role == "id?":
+            continue
+        props[key] = (
+            {"type": "string"}
+            if role == "id"
+            else {"const": tool.name}
+            if role == "name"
+            else dict(tool.parameters)
+        )
+        required.append(key)
+    if "id?" in keys:  # an id the transform reads when present (``{id?}``): optional, after the call
+        props[keys["id?"]] = {"type": "string"}
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}

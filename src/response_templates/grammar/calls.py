@@ -1,0 +1,340 @@
+"""Internal: how one tool-call field of a template is written: its delimiters, where the call's name
+comes from, and its arguments (:class:`CallSyntax`, :func:`call_syntax`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from ..language import FieldSpec
+from ..toolstream.plan import tool_call_plan
+from .arguments import (
+    PY_NAME,
+    GrammarError,
+    Tool,
+    call_object_schema,
+    delimiter_key,
+    json_value,
+    make_tag,
+    python_arguments,
+    spelled_nodes,
+    xml_arguments,
+)
+from .lark import regex_escape
+from .nodes import WS, Calls, Json, Lit, Node, Tag, seq
+from .spelling import (
+    OPTIONAL,
+    Piece,
+    Slot,
+    Unspellable,
+    literal_text,
+    spell_parts,
+    strip_space,
+)
+
+# --------------------------------------------------------------------------------------------- calls
+
+__all__ = ["CallSyntax", "call_syntax", "top_alternatives"]
+
+
+@dataclass
+class CallSyntax:
+    """How the calls of one tool-call field are written."""
+
+    field: FieldSpec
+    #: One tag per allowed tool (or one tag holding a list of calls, when ``array``).
+    tags: list[Tag]
+    triggers: list[str]
+    #: ``(open, close)`` written once around several calls, or None.
+    section: tuple[str, str] | None
+    #: One region holds every call (a JSON array or a Python list): parallelism is inside the tag.
+    array: bool
+    #: The call region runs to the next call or the end of the output (no close of its own).
+    open_ended: bool
+
+
+def _json_path_key(source: Any) -> str | None:
+    if source is None or source[0] != "json":
+        return None
+    paths = source[1]
+    if not paths or len(paths[0]) != 1:
+        return None
+    return str(paths[0][0])
+
+
+def _delimiters(
+    field: FieldSpec,
+    turn_ends: frozenset[str] = frozenset(),
+    joiners: list[str] | None = None,
+    variant: tuple[list[Piece], list[Piece], list[Piece]] | None = None,
+) -> tuple[list[Piece], list[Piece], tuple[str, str] | None, bool]:
+    """``(open pieces, close pieces, section, open_ended)`` of a tool-call field.
+
+    A close that is also an end of the turn (``turn_ends``: the implicit field's closes, such as
+    ``<|eot_id|>``) is the engine's stop token, not text the grammar writes: such calls run to the end.
+    """
+    if field.open is None:
+        raise GrammarError("a tool-call field needs an open delimiter", field=field.name)
+    open_key = delimiter_key(field.open, "open")
+    section_open: list[Piece] = []
+    if field.open.literals is not None:
+        open_pieces: list[Piece] = [field.open.literals[0]]
+    else:
+        try:
+            section_open, open_pieces, open_trail = variant or spell_parts(str(field.open.source))
+        except Unspellable as exc:
+            raise GrammarError(f"no canonical spelling: {exc}", field=field.name, key=open_key) from None
+        trail = literal_text(strip_space(open_trail))
+        if trail:  # an optional end of the opener (``(?:\[ARGS\])?``) may be written or not
+            open_pieces = [*open_pieces, Slot(OPTIONAL, regex_escape(trail))]
+    section_close: list[Piece] = []
+    open_ended = False
+    if field.close_json:
+        close_pieces: list[Piece] = []
+    elif field.close is None:
+        raise GrammarError("a tool-call field needs a close delimiter", field=field.name)
+    elif field.close.literals is not None:
+        closers = [lit for lit in field.close.literals if lit not in turn_ends]
+        close_pieces = list(closers[:1])
+        if not closers:
+            open_ended = True
+    elif not (closers := _close_alternatives(str(field.close.source), turn_ends)):
+        close_pieces, open_ended = [], True
+    else:
+        try:
+            close_lead, close_pieces, section_close = spell_parts(closers[0])
+        except Unspellable as exc:
+            raise GrammarError(
+                f"no canonical spelling: {exc}", field=field.name, key="close_pattern"
+            ) from None
+        close_pieces = [*close_lead, *close_pieces]
+        if literal_text(strip_space(close_pieces)) is None:
+            raise GrammarError("the close delimiter captures text", field=field.name, key="close_pattern")
+        if not strip_space(close_pieces) and not strip_space(section_close):
+            open_ended = True
+    section = None
+    lead, trail = literal_text(strip_space(section_open)), literal_text(strip_space(section_close))
+    if lead and trail:
+        section = (lead, trail)
+    elif lead and joiners is not None:
+        # Regions only (no free content): an optional start of the opener (``<|start|>assistant``) joins
+        # one region to the next; it is written where regions follow each other.
+        joiners.append(lead)
+        close_pieces = [*close_pieces, *section_close]
+    else:
+        open_pieces = [*section_open, *open_pieces]
+        close_pieces = [*close_pieces, *section_close]
+    return open_pieces, close_pieces, section, open_ended
+
+
+def top_alternatives(source: str) -> list[str]:
+    """The top-level alternatives of a regex, as text (``a(?:b|c)|d`` -> ``["a(?:b|c)", "d"]``).
+
+    Split on the text, since a regex parser may factor out a common prefix (``</x>|<|end|>`` parses as
+    ``<`` then a choice), which hides the top-level choice."""
+    out: list[str] = []
+    depth, start, i, in_class = 0, 0, 0, False
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            if ch == "]":
+                in_class = False
+        elif ch == "[":
+            in_class = True
+            if source[i + 1 : i + 2] == "^":
+                i += 1
+            if source[i + 1 : i + 2] == "]":
+                i += 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            out.append(source[start:i])
+            start = i + 1
+        i += 1
+    out.append(source[start:])
+    if len(out) == 1 and source.startswith("(?:") and source.endswith(")") and _one_group(source):
+        return top_alternatives(source[3:-1])  # ``(?:a|b)``: the alternatives inside
+    return out
+
+
+def _one_group(source: str) -> bool:
+    """Whether ``source`` is one group from its first character to its last."""
+    depth, i, in_class = 0, 0, False
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            i += 2 if source[i + 1 : i + 2] in ("^", "]") else 1
+            continue
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i == len(source) - 1
+        i += 1
+    return False
+
+
+def _close_alternatives(source: str, turn_ends: frozenset[str]) -> list[str]:
+    """A close pattern's alternatives, without those that only read an end of the turn (``<\\|im_end\\|>``:
+    the engine's stop token, which ends the output rather than being written by the grammar)."""
+    out = []
+    for alternative in top_alternatives(source):
+        try:
+            turn_end = any(regex.fullmatch(alternative, end) for end in turn_ends)
+        except regex.error:
+            turn_end = False
+        if not turn_end:
+            out.append(alternative)
+    return out
+
+
+def call_syntax(
+    field: FieldSpec,
+    tools: Sequence[Tool],
+    parallel: bool,
+    turn_ends: frozenset[str] = frozenset(),
+    joiners: list[str] | None = None,
+    variant: tuple[list[Piece], list[Piece], list[Piece]] | None = None,
+) -> CallSyntax:
+    """How the calls of ``field`` are written for ``tools`` (raises :class:`GrammarError`)."""
+    parser = field.parser.name
+    args = field.content_args
+    if parser == "json" and (args.get("unquoted_keys") or args.get("string_delims")):
+        raise GrammarError(
+            "the arguments are a JSON dialect (unquoted keys, custom string quotes) that JSON-schema "
+            "grammars do not write",
+            field=field.name,
+            key="content_args",
+        )
+    if parser not in ("json", "xml-inline", "python-call-list", "python-calls"):
+        raise GrammarError(
+            f"the {parser!r} content parser does not carry a tool's arguments by schema",
+            field=field.name,
+            key="content",
+        )
+    if parser == "python-calls" and args.get("name_suffix"):
+        raise GrammarError("built-in call syntax (name suffix)", field=field.name, key="content_args")
+    open_pieces, close_pieces, section, open_ended = _delimiters(field, turn_ends, joiners, variant)
+    assert field.open is not None
+    open_key = delimiter_key(field.open, "open")
+    close_nodes = spelled_nodes(close_pieces, {}, field, "close_pattern")
+    lead = ""
+    for piece in open_pieces:
+        if not isinstance(piece, str):
+            break
+        lead += piece
+    if not lead:
+        raise GrammarError(
+            "the call's opener has no literal start to trigger on", field=field.name, key=open_key
+        )
+    plan = tool_call_plan(field)
+    tags: list[Tag] = []
+    if field.transform_each:
+        open_nodes = spelled_nodes(open_pieces, {}, field, open_key)
+        if parser in ("python-call-list", "python-calls"):
+            for tool in tools:
+                for word in (tool.name, *tool.properties):
+                    if not PY_NAME.fullmatch(word):
+                        raise GrammarError(
+                            f"{word!r} (tool {tool.name!r}) is not a name a Python call can write",
+                            field=field.name,
+                            key="content",
+                        )
+        if parser == "python-call-list":
+            calls = tuple(Tag(t.name + "(", python_arguments(t), ")") for t in tools)
+            run = Calls(tags=calls, separator=", ", at_least_one=True, stop_after_first=not parallel)
+            body: Node = Tag("[", run, "]")
+        elif parser == "python-calls":
+            # One call per line, no brackets (the lenient Python-call syntax of the extension).
+            calls = tuple(Tag(t.name + "(", python_arguments(t), ")") for t in tools)
+            body = Calls(tags=calls, separator="\n", at_least_one=True, stop_after_first=not parallel)
+        elif parser == "json":
+            keys = _item_keys(field, plan)
+            items = [call_object_schema(t, keys, field.item_transform) for t in tools]
+            schema: dict[str, Any] = {
+                "type": "array",
+                "items": items[0] if len(items) == 1 else {"anyOf": items},
+            }
+            schema["minItems"] = 1
+            if not parallel:
+                schema["maxItems"] = 1
+            body = Json(schema)
+        else:
+            raise GrammarError(
+                "a list of calls in one region must be JSON or Python", field=field.name, key="content"
+            )
+        tags.append(make_tag(open_nodes, seq(WS, body, WS), close_nodes))
+        return CallSyntax(field, tags, [lead], None, True, open_ended)
+    name = plan.name
+    for tool in tools:
+        if name is not None and name[0] == "capture":
+            group = str(name[1])
+            open_nodes = spelled_nodes(open_pieces, {group: tool.name}, field, open_key, name_group=group)
+            if parser == "json":
+                content: Node = seq(WS, json_value(tool.parameters), WS)
+            elif parser == "xml-inline":
+                content = xml_arguments(field, tool)
+            else:
+                raise GrammarError("Python calls with the name in the open delimiter", field=field.name)
+            tags.append(make_tag(open_nodes, content, close_nodes))
+        elif name is not None and name[0] == "json" and parser == "json":
+            if _json_path_key(name) != "name":
+                raise GrammarError("the call's name sits deeper than the top of its JSON", field=field.name)
+            arg_key = _json_path_key(plan.arguments) or "arguments"
+            open_nodes = spelled_nodes(open_pieces, {}, field, open_key)
+            head = '{"name": ' + json.dumps(tool.name, ensure_ascii=False) + ", " + json.dumps(arg_key) + ": "
+            content = seq(WS, Lit(head), json_value(tool.parameters), Lit("}"), WS)
+            tags.append(make_tag(open_nodes, content, close_nodes))
+        elif name is not None and name[0] == "literal":
+            raise GrammarError(
+                "every call of this field names the same tool", field=field.name, key="transform"
+            )
+        else:
+            raise GrammarError(
+                "the call's name is not read from the open delimiter or its JSON",
+                field=field.name,
+                key="transform",
+            )
+    return CallSyntax(field, tags, [lead], section, False, open_ended)
+
+
+def _item_keys(field: FieldSpec, plan: Any) -> dict[str, str]:
+    if field.item_transform:
+        return {}
+    keys: dict[str, str] = {}
+    transform = field.transform
+    id_role = None
+    if isinstance(transform, Mapping) and isinstance(transform.get("id"), str):
+        raw = transform["id"].strip("{}")
+        id_key = raw.rstrip("?")
+        if id_key and "." not in id_key:
+            id_role = ("id?" if raw.endswith("?") else "id", id_key)
+            if id_role[0] == "id":
+                keys["id"] = id_key
+    name_key = _json_path_key(plan.name)
+    arg_key = _json_path_key(plan.arguments)
+    if name_key is None or arg_key is None:
+        raise GrammarError(
+            "the calls' name and arguments are not keys of each list item", field=field.name, key="transform"
+        )
+    keys["name"] = name_key
+    keys["arguments"] = arg_key
+    if id_role is not None and id_role[0] == "id?":
+        keys["id?"] = id_role[1]
+    return keys
