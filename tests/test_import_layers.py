@@ -33,6 +33,8 @@ CORE = frozenset(
         "matching",
         "language",
         "parser",
+        "policy",
+        "whole",
         "values",
         "assembly",
         "content",

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .events import ParserEvent
 from .language import ResponseTemplate, load_template
-from .parser import ResponseParser, parse_response
+from .parser import ResponseParser
+from .whole import parse_response
 
 if TYPE_CHECKING:
     if sys.version_info >= (3, 11):

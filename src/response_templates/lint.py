@@ -410,7 +410,7 @@ def _is_implicit(spec: Any) -> bool:
 
 def _check_anchor_in_prompt(compiled: ResponseTemplate, chat_template: str) -> Iterator[Issue]:
     """The start anchor must occur in the generation prompt the chat template renders."""
-    from .parser import _anchor_not_found
+    from .policy import anchor_not_found
     from .verify import render_chat_template
 
     try:
@@ -424,7 +424,9 @@ def _check_anchor_in_prompt(compiled: ResponseTemplate, chat_template: str) -> I
         return
     if not compiled.cut_prefix(prompt)[1]:
         key = "start_anchor" if "start_anchor" in compiled.source else "start_anchor_pattern"
-        message = f"the chat template's generation prompt has no start anchor: {_anchor_not_found(compiled, prompt)}"
+        message = (
+            f"the chat template's generation prompt has no start anchor: {anchor_not_found(compiled, prompt)}"
+        )
         yield Issue("error", "anchor-not-in-prompt", message, None, key)
 
 

@@ -57,156 +57,40 @@ from __future__ import annotations
 
 import codecs
 import logging
-import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 
 from .assembly import MessageAssembler
-from .errors import AnchorNotFoundError, ParseError, ParserStateError, ResponseTemplateError
+from .errors import ParseError, ParserStateError, ResponseTemplateError
 from .events import ParserEvent
 from .jsonlex.end import JsonEnd
 from .language import FieldSpec, ResponseTemplate, load_template
 from .matching import Match, RegexBudget, RegexMeter, WatchSet
-from .tools import tool_parameters
+from .policy import (
+    BAD_BYTES,
+    KEEP_DECODING,
+    MAX_ERRORS,
+    MISSING,
+    AnchorPolicy,
+    ErrorPolicy,
+    ParsedMessage,
+    Tools,
+    anchor_not_found,
+    check_policy,
+    detach,
+    missing_prefix_error,
+    tool_params,
+)
 from .values import ValuePipeline
 
-__all__ = ["MAX_ERRORS", "ParsedMessage", "ResponseParser", "parse_response"]
+__all__ = ["MAX_ERRORS", "ParsedMessage", "ResponseParser"]
 
 logger = logging.getLogger("response_templates")
 
 #: A request's tools, as ``ResponseParser`` and ``parse_response`` take them.
-Tools = Sequence[Mapping[str, Any] | Callable[..., Any]]
-
-#: What ``errors=`` takes: raise a ParseError (the default), or keep the text that did not parse.
-ErrorPolicy = Literal["raise", "keep"]
-#: What ``missing_anchor=`` takes: raise AnchorNotFoundError (the default), or parse the whole prefix.
-AnchorPolicy = Literal["raise", "parse"]
-
-#: At most this many errors are stored (``parser.errors``, ``ParsedMessage.errors``); later ones are only
-#: counted (``errors_dropped``), so that a long stream of failing regions keeps bounded memory.
-MAX_ERRORS = 100
-
 # Pending (held-back) text longer than this is re-scanned only after it has grown by half its length,
 # which keeps the total work linear even when a regex delimiter stays undecided for a long time.
 _RESCAN_FLOOR = 256
-
-
-class _ToolParams(dict[str, dict[str, Any]]):
-    """Tool name -> parameter schemas, already extracted (shared by the items of a batch)."""
-
-
-def _tool_params(tools: Tools | _ToolParams | None) -> _ToolParams:
-    if isinstance(tools, _ToolParams):
-        return tools
-    # tool_parameters checks each tool (a mapping or a function) and says which one is malformed.
-    tool_list: Any = tools
-    return _ToolParams(tool_parameters(tool_list))
-
-
-class ParsedMessage(dict[str, Any]):
-    """A parsed message: the message ``dict``, plus the errors met while parsing it.
-
-    It compares, prints, serializes (``json.dumps``) and pickles like the plain dict it is. ``errors``
-    lists the :class:`~response_templates.ParseError` of every region that did not parse, in stream
-    order (empty when everything parsed); with ``errors="keep"`` this is how a caller learns that some
-    text is in the message unparsed. At most :data:`MAX_ERRORS` are listed; ``errors_dropped`` counts
-    the rest.
-
-    >>> import response_templates as rt
-    >>> message = rt.ParsedMessage({"content": "hi"})
-    >>> message, message.errors, message == {"content": "hi"}
-    ({'content': 'hi'}, [], True)
-    """
-
-    def __init__(
-        self,
-        message: Mapping[str, Any] | None = None,
-        errors: Iterable[ParseError] = (),
-        errors_dropped: int = 0,
-    ) -> None:
-        super().__init__(message or {})
-        #: The errors, in stream order (see the class documentation).
-        self.errors: list[ParseError] = list(errors)
-        #: How many errors beyond :data:`MAX_ERRORS` were not kept.
-        self.errors_dropped = errors_dropped
-
-
-def _check_policy(name: str, value: Any, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        choices = " or ".join(repr(a) for a in allowed)
-        raise ResponseTemplateError(f"{name} must be {choices}, got {value!r}")
-
-
-def _detach(exc: BaseException) -> None:
-    """Drop the tracebacks of a stored error and of its causes: their frames hold whole buffers."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        current.__traceback__ = None
-        context = current.__context__
-        if context is not None and context is not current.__cause__:
-            context.__traceback__ = None
-        current = current.__cause__
-
-
-def _anchor_not_found(template: ResponseTemplate, prefix: str) -> AnchorNotFoundError:
-    source = template.source
-    key = "start_anchor" if "start_anchor" in source else "start_anchor_pattern"
-    anchor = source.get(key)
-    end = prefix[-80:]
-    shown = ("..." if len(prefix) > len(end) else "") + repr(end)
-    message = (
-        f"the prefix does not contain the start anchor ({key} {anchor!r}), so where the assistant message "
-        f"begins is unknown and the whole prompt would be read as model output; the prefix ends with {shown}."
-    )
-    for literal in template.start_anchor.literals or ():
-        stripped = literal.rstrip()
-        if stripped and stripped != literal and prefix.endswith(stripped):
-            message += (
-                f" It ends with {stripped!r} but the anchor is {literal!r}: the prompt lost its final "
-                f"{literal[len(stripped) :]!r} (jinja2 drops a template's trailing newline unless "
-                "keep_trailing_newline=True); pass the prompt exactly as the model read it."
-            )
-            break
-    message += (
-        ' Pass the prompt the model continued (rendered with add_generation_prompt=True), prefix="" when '
-        'there is none, or missing_anchor="parse" to read the whole prefix as model output.'
-    )
-    return AnchorNotFoundError(message, anchor=anchor, prefix_end=end)
-
-
-#: Bad bytes met by the decoder of the parser that is decoding on this thread (errors="keep").
-_BAD_BYTES = threading.local()
-_KEEP_DECODING = "response_templates.keep"
-
-
-def _replace_bad_bytes(exc: UnicodeError) -> tuple[str, int]:
-    if not isinstance(exc, UnicodeDecodeError):
-        raise exc
-    sink: list[tuple[bytes, int, int, str]] | None = getattr(_BAD_BYTES, "sink", None)
-    if sink is not None:
-        sink.append((bytes(exc.object), exc.start, exc.end, exc.reason))
-    return "\ufffd", exc.end
-
-
-codecs.register_error(_KEEP_DECODING, _replace_bad_bytes)
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "<required>"
-
-
-_MISSING: Any = _Missing()
-
-
-def _missing_prefix_error() -> ResponseTemplateError:
-    return ResponseTemplateError(
-        "prefix is required: pass the prompt the model continued (a string), because chat templates "
-        "often write the start of the assistant message themselves (an opening <think>, a prefill) and "
-        'the parser must see it to read the output correctly. Pass prefix="" to opt out explicitly.'
-    )
 
 
 class _Region:
@@ -296,18 +180,18 @@ class ResponseParser:
     def __init__(
         self,
         template: Mapping[str, Any] | ResponseTemplate | str,
-        prefix: str = _MISSING,
+        prefix: str = MISSING,
         *,
         tools: Tools | None = None,
         errors: ErrorPolicy = "raise",
         missing_anchor: AnchorPolicy = "raise",
         regex_budget: RegexBudget | None = None,
     ) -> None:
-        _check_policy("errors", errors, ("raise", "keep"))
-        _check_policy("missing_anchor", missing_anchor, ("raise", "parse"))
+        check_policy("errors", errors, ("raise", "keep"))
+        check_policy("missing_anchor", missing_anchor, ("raise", "parse"))
         self.template = load_template(template)
-        if prefix is _MISSING or prefix is None:
-            raise _missing_prefix_error()
+        if prefix is MISSING or prefix is None:
+            raise missing_prefix_error()
         if not isinstance(prefix, str):
             raise ResponseTemplateError(
                 f"prefix must be a string, got {type(prefix).__name__}; token ids are decoded by the "
@@ -318,9 +202,9 @@ class ResponseParser:
         self._meter = RegexMeter(regex_budget, t.regex_timeout)
         remainder, found = t.cut_prefix(prefix, self._meter)
         if not found and prefix and missing_anchor == "raise":
-            raise _anchor_not_found(t, prefix)
+            raise anchor_not_found(t, prefix)
         self._keep = errors == "keep"
-        self._values = ValuePipeline(t, _tool_params(tools))
+        self._values = ValuePipeline(t, tool_params(tools))
         self._assembler = MessageAssembler(t, self._values)
         self._window = t.lookbehind_window
         self._buf = ""  # text from absolute offset self._base; self._pos indexes the first unrouted char
@@ -476,7 +360,7 @@ class ResponseParser:
 
     def _decode(self, data: bytes, final: bool) -> str:
         if self._decoder is None:
-            self._decoder = codecs.getincrementaldecoder("utf-8")(_KEEP_DECODING if self._keep else "strict")
+            self._decoder = codecs.getincrementaldecoder("utf-8")(KEEP_DECODING if self._keep else "strict")
         if self._keep:
             return self._decode_keeping(self._decoder, data, final)
         held = len(self._decoder.getstate()[0])
@@ -509,11 +393,11 @@ class ResponseParser:
         """
         held = len(decoder.getstate()[0])
         sink: list[tuple[bytes, int, int, str]] = []
-        _BAD_BYTES.sink = sink
+        BAD_BYTES.sink = sink
         try:
             text = decoder.decode(data, final)
         finally:
-            _BAD_BYTES.sink = None
+            BAD_BYTES.sink = None
         if sink:
             stream_at = self._base + len(self._buf) + self._incoming_len
             chars = last = 0
@@ -535,15 +419,15 @@ class ResponseParser:
         """
         previous = self._raised
         if previous is not None:
-            _detach(previous)
+            detach(previous)
             self._raised = None
         if raised:
             self._raised = error
             cause = error.__cause__ or error.__context__
             if cause is not None:
-                _detach(cause)
+                detach(cause)
         else:
-            _detach(error)
+            detach(error)
         if len(self.errors) < MAX_ERRORS:
             self.errors.append(error)
         else:
@@ -745,121 +629,3 @@ class ResponseParser:
             self._failed.append((self._base + self._pos, exc))
             return
         events.append({"type": "region_close", "field": field.name, "value": value})
-
-
-def parse_response(
-    text: str | bytes | Sequence[str],
-    template: Mapping[str, Any] | ResponseTemplate | str,
-    *,
-    prefix: str | Sequence[str] = _MISSING,
-    tools: Tools | None = None,
-    errors: ErrorPolicy = "raise",
-    missing_anchor: AnchorPolicy = "raise",
-    regex_budget: RegexBudget | None = None,
-) -> ParsedMessage | list[ParsedMessage]:
-    """Parse one complete generation (or a batch) into a message dict (a :class:`ParsedMessage`).
-
-    ``text`` is a string (or UTF-8 bytes), or a list of strings for a batch, which returns a list of
-    messages; ``prefix``
-    is then one prompt for all items or a list with one per item. ``prefix`` is required (``""`` opts
-    out); a non-empty prefix without the start anchor raises
-    :class:`~response_templates.errors.AnchorNotFoundError` unless ``missing_anchor="parse"``.
-
-    With ``errors="raise"`` (the default), an output that does not fit the template raises
-    :class:`~response_templates.ParseError`. With ``errors="keep"`` nothing raises it: what did not parse
-    is kept as text in the message, and ``message.errors`` says what failed (docs/errors.md).
-    ``regex_budget`` (a :class:`~response_templates.RegexBudget`) bounds the regex time of each item.
-
-    >>> import response_templates as rt
-    >>> t = {"start_anchor": "<|im_start|>assistant\\n",
-    ...      "fields": {"tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True,
-    ...                                "content": "json"},
-    ...                 "content": {}}}
-    >>> rt.parse_response('Sure.<tool_call>{"name": "f"}</tool_call>', t, prefix="")
-    {'content': 'Sure.', 'tool_calls': [{'name': 'f'}]}
-    >>> kept = rt.parse_response('Sure.<tool_call>{oops}</tool_call>', t, prefix="", errors="keep")
-    >>> kept, [e.field for e in kept.errors]
-    ({'content': 'Sure.<tool_call>{oops}</tool_call>'}, ['tool_calls'])
-    """
-    if prefix is _MISSING or prefix is None:
-        raise _missing_prefix_error()
-    _check_policy("errors", errors, ("raise", "keep"))
-    _check_policy("missing_anchor", missing_anchor, ("raise", "parse"))
-    compiled = load_template(template)
-    if isinstance(text, (bytes, bytearray)) and errors == "keep":
-        if not isinstance(prefix, str):
-            raise ResponseTemplateError(
-                f"a single text needs a single string prefix, got {type(prefix).__name__}"
-            )
-        parser = ResponseParser(
-            compiled,
-            prefix,
-            tools=tools,
-            errors=errors,
-            missing_anchor=missing_anchor,
-            regex_budget=regex_budget,
-        )
-        parser.feed(bytes(text))
-        return parser.finalize()[0]
-    if isinstance(text, (bytes, bytearray)):
-        try:
-            text = bytes(text).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ParseError(f"invalid UTF-8 at byte {exc.start} ({exc.reason})") from None
-    if isinstance(text, str):
-        if not isinstance(prefix, str):
-            raise ResponseTemplateError(
-                f"a single text needs a single string prefix, got {type(prefix).__name__}"
-            )
-        return _parse_one(text, compiled, prefix, tools, errors, missing_anchor, regex_budget)
-    if not isinstance(text, Sequence):
-        raise ResponseTemplateError(f"text must be a string or a list of strings, got {type(text).__name__}")
-    if isinstance(prefix, str):
-        prefixes: Sequence[str] = [prefix] * len(text)
-    else:
-        prefixes = list(prefix)
-        if len(prefixes) != len(text):
-            raise ResponseTemplateError(
-                f"batch of {len(text)} texts but {len(prefixes)} prefixes: pass one prefix for all, or one per text"
-            )
-    params = _tool_params(tools)
-    results = []
-    for index, (item, item_prefix) in enumerate(zip(text, prefixes, strict=True)):
-        try:
-            results.append(
-                _parse_one(item, compiled, item_prefix, params, errors, missing_anchor, regex_budget)
-            )
-        except ResponseTemplateError as exc:
-            exc.index = index
-            if hasattr(exc, "add_note"):
-                exc.add_note(f"(in batch item {index})")
-            raise
-    return results
-
-
-def _parse_one(
-    text: Any,
-    template: ResponseTemplate,
-    prefix: str,
-    tools: Tools | _ToolParams | None,
-    errors: ErrorPolicy,
-    missing_anchor: AnchorPolicy,
-    regex_budget: RegexBudget | None = None,
-) -> ParsedMessage:
-    if not isinstance(text, str):
-        raise ResponseTemplateError(f"each text must be a string, got {type(text).__name__}")
-    tool_arg: Any = tools  # a batch's _ToolParams: ResponseParser takes them as they are
-    parser = ResponseParser(
-        template,
-        prefix,
-        tools=tool_arg,
-        errors=errors,
-        missing_anchor=missing_anchor,
-        regex_budget=regex_budget,
-    )
-    # The whole text is known: read it in finalize's single pass over complete text (no hold-back to
-    # decide, every search remembered), which gives what feeding it and then finalizing gives.
-    if text:
-        parser._incoming.append(text)
-        parser._incoming_len = len(text)
-    return parser.finalize()[0]

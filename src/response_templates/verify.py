@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ResponseTemplateError
 from .language import ResponseTemplate, load_template
-from .parser import _anchor_not_found, parse_response
+from .policy import anchor_not_found
+from .whole import parse_response
 
 if TYPE_CHECKING:  # jinja2 is an optional dependency, imported when a chat template is rendered
     from jinja2 import Template
@@ -623,7 +624,7 @@ def _run_case(case: Case, o: _Options, kwargs: Mapping[str, Any]) -> CaseResult:
     if not o.template.cut_prefix(prompt)[1]:
         # A misspelled anchor, or one the chat template never writes: parsing would read the whole prompt.
         result.status = "fail"
-        result.problem = f"the generation prompt has no start anchor: {_anchor_not_found(o.template, prompt)}"
+        result.problem = f"the generation prompt has no start anchor: {anchor_not_found(o.template, prompt)}"
         return result
     shared = _shared_prefix(prompt, full)
     tail, turn = prompt[shared:], full[shared:]

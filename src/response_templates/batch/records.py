@@ -17,7 +17,8 @@ from typing import Any, Literal
 from ..errors import ResponseTemplateError
 from ..language import ResponseTemplate, load_template
 from ..matching import RegexBudget
-from ..parser import ParsedMessage, parse_response
+from ..parser import ParsedMessage
+from ..whole import parse_response
 
 __all__ = [
     "DEFAULT_FIELDS",

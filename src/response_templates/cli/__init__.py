@@ -49,7 +49,7 @@ from typing import Any, NoReturn
 
 from .. import __version__
 from ..errors import ParseError, ResponseTemplateError
-from ..parser import parse_response
+from ..whole import parse_response
 from .export_command import add_export
 from .grammar_command import add_grammar
 from .library_commands import add_detect, add_lint, add_list, add_show, add_verify, library_template

@@ -18,7 +18,8 @@ from typing import IO, Any
 
 from ..errors import ParseError
 from ..language import ResponseTemplate
-from ..parser import ParsedMessage, ResponseParser, parse_response
+from ..parser import ParsedMessage, ResponseParser
+from ..whole import parse_response
 from .batch_command import add_batch_arguments, run_batch
 from .library_commands import library_template
 from .shared import (

@@ -16,7 +16,7 @@ from typing import IO, Any, TextIO
 
 from ..errors import ResponseTemplateError, TemplateError
 from ..language import ResponseTemplate, load_template
-from ..parser import _anchor_not_found
+from ..policy import anchor_not_found
 from ..tools import tool_parameters
 
 __all__ = [
@@ -229,7 +229,7 @@ def resolve_prefix(args: argparse.Namespace, template: ResponseTemplate, streams
         if "\\n" in prefix and "\n" not in prefix:
             hint = " (the prefix contains a backslash and 'n', not a newline; in bash write $'...\\n')"
         if getattr(args, "missing_anchor", "raise") == "raise":
-            message = str(_anchor_not_found(template, prefix))
+            message = str(anchor_not_found(template, prefix))
             for api, option in (
                 ('prefix=""', "--no-prefix"),
                 ('missing_anchor="parse"', "--missing-anchor parse"),

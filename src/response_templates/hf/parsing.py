@@ -8,8 +8,9 @@ from typing import Any
 from ..errors import ParseError, ParserStateError, ResponseTemplateError
 from ..events import ParserEvent
 from ..language import ResponseTemplate
-from ..parser import AnchorPolicy, ErrorPolicy, ParsedMessage, ResponseParser
-from ..parser import parse_response as _parse_text
+from ..parser import ResponseParser
+from ..policy import AnchorPolicy, ErrorPolicy, ParsedMessage
+from ..whole import parse_response as _parse_text
 from .config import resolve_template
 from .decoding import TokenDecoder, decode_text
 from .inputs import Inputs, Item, normalize, pad_info

@@ -36,10 +36,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import library
-from .errors import ResponseTemplateError, TemplateError
-from .language import ResponseTemplate, load_template
-from .language.registry import EXTENSION_ARGS, EXTENSION_FIELD_KEYS, EXTENSION_PARSERS, REGISTRY
+from .. import library
+from ..errors import ResponseTemplateError, TemplateError
+from ..language import ResponseTemplate, load_template
+from ..language.registry import EXTENSION_ARGS, EXTENSION_FIELD_KEYS, EXTENSION_PARSERS, REGISTRY
+from .targets import (
+    APPROXIMATIONS,
+    CONSTRAINTS,
+    ENGINE_FIELDS,
+    ENGINE_RENAMES,
+    ENGINES,
+    REFERENCE_FIELD_KEYS,
+    REFERENCE_PARSERS,
+    REFERENCE_TOP_KEYS,
+)
 
 __all__ = [
     "APPROXIMATIONS",
@@ -55,146 +65,6 @@ __all__ = [
 
 #: The targets :func:`export` knows.
 TARGETS: tuple[str, ...] = ("transformers", "vllm", "sglang")
-
-# ------------------------------------------------------------------------------ what each target reads
-
-#: transformers 5.24's template vocabulary (the engines vendor the same loader).
-REFERENCE_TOP_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
-REFERENCE_FIELD_KEYS = frozenset(
-    {
-        "open",
-        "open_pattern",
-        "close",
-        "close_pattern",
-        "content",
-        "content_args",
-        "repeats",
-        "join",
-        "optional",
-        "transform",
-        "transform_each",
-    }
-)
-REFERENCE_PARSERS = frozenset(
-    {"text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list"}
-)
-#: The only fields the engines route (everything else is refused by their loaders).
-ENGINE_FIELDS = frozenset({"thinking", "content", "tool_calls"})
-#: The engines' name for our ``reasoning_content``.
-ENGINE_RENAMES: Mapping[str, str] = {"reasoning_content": "thinking"}
-ENGINES = frozenset({"vllm", "sglang"})
-
-#: One row per constraint: (constraint, transformers 5.24, vLLM, SGLang). docs/export.md shows this table.
-CONSTRAINTS: tuple[tuple[str, str, str, str], ...] = (
-    (
-        "top-level keys",
-        "`version` (1), `defaults`, `fields`, `start_anchor`, `start_anchor_pattern`",
-        "as transformers",
-        "as transformers",
-    ),
-    (
-        "field keys",
-        "`open`, `open_pattern`, `close`, `close_pattern`, `content`, `content_args`, `repeats`, "
-        "`join`, `optional`, `transform`, `transform_each`",
-        "as transformers",
-        "as transformers",
-    ),
-    (
-        "content parsers",
-        "`text`, `int`, `float`, `bool`, `json`, `xml-inline`, `kv-lines`, `python-call-list`",
-        "as transformers",
-        "as transformers",
-    ),
-    (
-        "our extensions (`extensions` key)",
-        "none: each is approximated or refused (below)",
-        "as transformers",
-        "as transformers",
-    ),
-    (
-        "field names",
-        "any",
-        "`thinking`, `content`, `tool_calls` only",
-        "`thinking`, `content`, `tool_calls` only",
-    ),
-    ("reasoning field", "`reasoning_content` (kept)", "`thinking` (renamed)", "`thinking` (renamed)"),
-    ("`defaults`", "any JSON object", "`role` only", "`role` only"),
-    (
-        "`content` and `thinking` fields",
-        "any parser and keys",
-        "`text` parser, no `transform`, no `join`",
-        "`text` parser, no `transform`, no `join`, no explicit `strip: true`",
-    ),
-    (
-        "`tool_calls` values",
-        "any",
-        'chat shape `{"function": {"name", "arguments"}}`, else the call is dropped',
-        'chat shape `{"function": {"name", "arguments"}}`, else the call is dropped',
-    ),
-    (
-        "`optional: false`",
-        "checked",
-        "ignored (every field made optional)",
-        "ignored (every field made optional)",
-    ),
-    (
-        "text outside every region",
-        "discarded without an implicit field",
-        "content (an implicit `content` field is added when the template has none)",
-        "content (as vLLM)",
-    ),
-    (
-        "content and thinking as delivered",
-        "the field's parsed value",
-        "the streamed region text, concatenated, unstripped",
-        "the streamed region text, concatenated, unstripped",
-    ),
-)
-
-
-#: One row per extension feature: (feature, what the export does, which outputs read differently).
-#: docs/export.md shows this table; the warnings of :func:`export` say the same for one template.
-APPROXIMATIONS: tuple[tuple[str, str, str], ...] = (
-    (
-        "`python-calls` (content parser)",
-        "becomes `python-call-list`; with `content_args` (`name_suffix`): refused",
-        "outputs the strict grammar rejects fail to parse: calls without the enclosing `[...]`, positional "
-        "arguments, trailing commas, tuples, `\\x` escapes, integers beyond 2^53-1, raw newlines in strings",
-    ),
-    (
-        "`into` a field that exists",
-        "the feeding field is dropped",
-        "text in the dropped field's syntax is read as content (discarded without an implicit field)",
-    ),
-    (
-        "`into` an output key no field has",
-        "the first feeding field takes the key's name; the others are dropped",
-        "without `repeats`, an output with several of its regions keeps only the last region's items",
-    ),
-    ("`into` the implicit field (a wrapper)", "refused", "-"),
-    (
-        "`within` (`interleaved`)",
-        "dropped",
-        "a region written inside an unclosed region it may interrupt is read as that region's text",
-    ),
-    (
-        "`xml-values` arguments",
-        "`type_group`/`type_parsers`, `unescape`, `cdata`, `nested` dropped",
-        "values stay strings (typed only by the request's tools), keep HTML entities, keep CDATA markers, "
-        "keep child tags as raw text",
-    ),
-    (
-        "`close_json` (`json-value-end`)",
-        "the region closes with the implicit field's close (or at the end of the output)",
-        "text after the JSON value, before that close, is read into the value and makes it fail",
-    ),
-    (
-        '`"{path?}"` (`optional-placeholders`)',
-        "an object entry holding it is left out; in a list or as the whole transform: refused",
-        "the entry is never filled",
-    ),
-    ("`item-transform`, `json-envelope` (`route`)", "refused", "-"),
-)
 
 
 class ExportError(TemplateError):

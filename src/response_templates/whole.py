@@ -1,0 +1,143 @@
+"""Whole-text parsing: :func:`parse_response` reads one finished generation (or a batch of them) with a
+:class:`~response_templates.parser.ResponseParser` in a single final pass, where nothing is held back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .errors import ParseError, ResponseTemplateError
+from .language import ResponseTemplate, load_template
+from .matching import RegexBudget
+from .parser import ResponseParser
+from .policy import (
+    MISSING,
+    AnchorPolicy,
+    ErrorPolicy,
+    ParsedMessage,
+    ToolParams,
+    Tools,
+    check_policy,
+    missing_prefix_error,
+    tool_params,
+)
+
+__all__ = ["parse_response"]
+
+
+def parse_response(
+    text: str | bytes | Sequence[str],
+    template: Mapping[str, Any] | ResponseTemplate | str,
+    *,
+    prefix: str | Sequence[str] = MISSING,
+    tools: Tools | None = None,
+    errors: ErrorPolicy = "raise",
+    missing_anchor: AnchorPolicy = "raise",
+    regex_budget: RegexBudget | None = None,
+) -> ParsedMessage | list[ParsedMessage]:
+    """Parse one complete generation (or a batch) into a message dict (a :class:`ParsedMessage`).
+
+    ``text`` is a string (or UTF-8 bytes), or a list of strings for a batch, which returns a list of
+    messages; ``prefix``
+    is then one prompt for all items or a list with one per item. ``prefix`` is required (``""`` opts
+    out); a non-empty prefix without the start anchor raises
+    :class:`~response_templates.errors.AnchorNotFoundError` unless ``missing_anchor="parse"``.
+
+    With ``errors="raise"`` (the default), an output that does not fit the template raises
+    :class:`~response_templates.ParseError`. With ``errors="keep"`` nothing raises it: what did not parse
+    is kept as text in the message, and ``message.errors`` says what failed (docs/errors.md).
+    ``regex_budget`` (a :class:`~response_templates.RegexBudget`) bounds the regex time of each item.
+
+    >>> import response_templates as rt
+    >>> t = {"start_anchor": "<|im_start|>assistant\\n",
+    ...      "fields": {"tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True,
+    ...                                "content": "json"},
+    ...                 "content": {}}}
+    >>> rt.parse_response('Sure.<tool_call>{"name": "f"}</tool_call>', t, prefix="")
+    {'content': 'Sure.', 'tool_calls': [{'name': 'f'}]}
+    >>> kept = rt.parse_response('Sure.<tool_call>{oops}</tool_call>', t, prefix="", errors="keep")
+    >>> kept, [e.field for e in kept.errors]
+    ({'content': 'Sure.<tool_call>{oops}</tool_call>'}, ['tool_calls'])
+    """
+    if prefix is MISSING or prefix is None:
+        raise missing_prefix_error()
+    check_policy("errors", errors, ("raise", "keep"))
+    check_policy("missing_anchor", missing_anchor, ("raise", "parse"))
+    compiled = load_template(template)
+    if isinstance(text, (bytes, bytearray)) and errors == "keep":
+        if not isinstance(prefix, str):
+            raise ResponseTemplateError(
+                f"a single text needs a single string prefix, got {type(prefix).__name__}"
+            )
+        parser = ResponseParser(
+            compiled,
+            prefix,
+            tools=tools,
+            errors=errors,
+            missing_anchor=missing_anchor,
+            regex_budget=regex_budget,
+        )
+        parser.feed(bytes(text))
+        return parser.finalize()[0]
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"invalid UTF-8 at byte {exc.start} ({exc.reason})") from None
+    if isinstance(text, str):
+        if not isinstance(prefix, str):
+            raise ResponseTemplateError(
+                f"a single text needs a single string prefix, got {type(prefix).__name__}"
+            )
+        return _parse_one(text, compiled, prefix, tools, errors, missing_anchor, regex_budget)
+    if not isinstance(text, Sequence):
+        raise ResponseTemplateError(f"text must be a string or a list of strings, got {type(text).__name__}")
+    if isinstance(prefix, str):
+        prefixes: Sequence[str] = [prefix] * len(text)
+    else:
+        prefixes = list(prefix)
+        if len(prefixes) != len(text):
+            raise ResponseTemplateError(
+                f"batch of {len(text)} texts but {len(prefixes)} prefixes: pass one prefix for all, or one per text"
+            )
+    params = tool_params(tools)
+    results = []
+    for index, (item, item_prefix) in enumerate(zip(text, prefixes, strict=True)):
+        try:
+            results.append(
+                _parse_one(item, compiled, item_prefix, params, errors, missing_anchor, regex_budget)
+            )
+        except ResponseTemplateError as exc:
+            exc.index = index
+            if hasattr(exc, "add_note"):
+                exc.add_note(f"(in batch item {index})")
+            raise
+    return results
+
+
+def _parse_one(
+    text: Any,
+    template: ResponseTemplate,
+    prefix: str,
+    tools: Tools | ToolParams | None,
+    errors: ErrorPolicy,
+    missing_anchor: AnchorPolicy,
+    regex_budget: RegexBudget | None = None,
+) -> ParsedMessage:
+    if not isinstance(text, str):
+        raise ResponseTemplateError(f"each text must be a string, got {type(text).__name__}")
+    tool_arg: Any = tools  # a batch's ToolParams: ResponseParser takes them as they are
+    parser = ResponseParser(
+        template,
+        prefix,
+        tools=tool_arg,
+        errors=errors,
+        missing_anchor=missing_anchor,
+        regex_budget=regex_budget,
+    )
+    # The whole text is known: read it in finalize's single pass over complete text (no hold-back to
+    # decide, every search remembered), which gives what feeding it and then finalizing gives.
+    if text:
+        parser._incoming.append(text)
+        parser._incoming_len = len(text)
+    return parser.finalize()[0]
