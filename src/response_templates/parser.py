@@ -156,6 +156,7 @@ class ResponseParser:
         "_decoder",
         "_failed",
         "_fast_first",
+        "_fast_literal",
         "_fast_re",
         "_finalized",
         "_incoming",
@@ -163,6 +164,7 @@ class ResponseParser:
         "_keep",
         "_meter",
         "_pos",
+        "_quiet",
         "_raised",
         "_skip_empty_at",
         "_suspended",
@@ -215,6 +217,8 @@ class ResponseParser:
         self._decoder: codecs.IncrementalDecoder | None = None
         self._bytes_seen = 0
         self._skip_empty_at = -1  # absolute offset of the last zero-width boundary
+        # Whole-text parsing (parse_response) wants the message only: no events are built.
+        self._quiet = False
         # Router state (see the class docstring): outside, no region open.
         self._current: _Region | None = None
         self._suspended: _Region | None = None
@@ -284,8 +288,20 @@ class ResponseParser:
                 return events
             keep = buf[-self._window :]
             self._base += len(buf) - len(keep)
-            self._buf = keep + text
-            self._pos = len(keep)
+            self._buf = buf = keep + text
+            self._pos = start = len(keep)
+            literal = self._fast_literal
+            if literal is not None and not self._bad_bytes and literal.literal_re.search(buf, start) is None:
+                # Only literal delimiters are watched and none is in the chunk: route all of it but the
+                # tail that could still start one (no regex search, nothing to meter).
+                stop = len(buf)
+                if buf[-1] in literal.prefix_last_chars:
+                    stop = min(stop, literal._literal_hold_back(buf, start))
+                events = []
+                if stop > start:
+                    self._route(events, buf[start:stop])
+                    self._pos = stop
+                return events
         else:
             self._incoming.append(text)
             self._incoming_len += len(text)
@@ -355,6 +371,7 @@ class ResponseParser:
         first = watch.first_chars if self._window == 1 and end is None else None
         self._fast_first: str | None = first
         self._fast_re: Any = watch.first_re if first is not None and len(first) != 1 else None
+        self._fast_literal: WatchSet | None = watch if watch.literal_only and end is None else None
 
     # -- input --------------------------------------------------------------------------------------
 
@@ -560,8 +577,13 @@ class ResponseParser:
             if implicit is None:
                 return  # outside every region and no implicit field: the template discards this text
             region = self._current = _Region(implicit, self._base + self._pos, {}, None)
+            if self._quiet:
+                region.body.append(text)
+                return
             events.append({"type": "region_open", "field": implicit.name})
         region.body.append(text)
+        if self._quiet:
+            return
         field = region.field
         events.append({"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty})
 
@@ -577,6 +599,8 @@ class ResponseParser:
         opener = self._buf[match.start : match.end] if self._keep else ""
         self._current = _Region(field, self._base + match.end, match.captures, end, opener)
         self._enter(self.template.inside[field.name], end)
+        if self._quiet:
+            return
         if match.captures:
             # [ours, additive] the open delimiter's named groups (a tool name in the header, say), so that
             # consumers know them at once; a copy, so the event can be modified freely.
@@ -610,8 +634,9 @@ class ResponseParser:
             # (whitespace between two tool calls in an int field, say). A wrapper of the implicit text
             # ('into' the implicit field) adds one more segment.
             self._assembler.add_implicit_segment(raw, captures, start)
-            value = self._values.segment_value(raw, captures)
-            events.append({"type": "region_close", "field": field.name, "value": value})
+            if not self._quiet:
+                value = self._values.segment_value(raw, captures)
+                events.append({"type": "region_close", "field": field.name, "value": value})
             return
         try:
             value = self._values.region_value(field, raw, captures, start, self.prefix_length)
@@ -628,4 +653,5 @@ class ResponseParser:
                 self._assembler.add_kept(text, start - len(region.opener))
             self._failed.append((self._base + self._pos, exc))
             return
-        events.append({"type": "region_close", "field": field.name, "value": value})
+        if not self._quiet:
+            events.append({"type": "region_close", "field": field.name, "value": value})

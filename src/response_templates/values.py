@@ -35,7 +35,7 @@ from typing import Any
 from .calls import type_tool_calls
 from .errors import ContentError, ParseError, ResponseTemplateError
 from .language import ROUTE_OTHER, FieldSpec, ResponseTemplate
-from .transforms import apply_transform, apply_transform_each
+from .transforms import apply_transform_each
 
 __all__ = ["ToolParams", "ValuePipeline", "route_value"]
 
@@ -79,9 +79,9 @@ class ValuePipeline:
             if field.transform_each:
                 value = apply_transform_each(field.transform, value, captures, items=field.item_transform)
             else:
-                value = apply_transform(
-                    field.transform, {**captures, "content": value}, copy_values=field.transform_copies
-                )
+                build = field.build_transform
+                assert build is not None  # compiled for every field with a plain transform
+                value = build({**captures, "content": value} if captures else {"content": value})
         if params:
             value = type_tool_calls(value, params)
         return value

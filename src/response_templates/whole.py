@@ -127,17 +127,26 @@ def _parse_one(
     if not isinstance(text, str):
         raise ResponseTemplateError(f"each text must be a string, got {type(text).__name__}")
     tool_arg: Any = tools  # a batch's ToolParams: ResponseParser takes them as they are
-    parser = ResponseParser(
-        template,
-        prefix,
-        tools=tool_arg,
-        errors=errors,
-        missing_anchor=missing_anchor,
-        regex_budget=regex_budget,
-    )
-    # The whole text is known: read it in finalize's single pass over complete text (no hold-back to
-    # decide, every search remembered), which gives what feeding it and then finalizing gives.
-    if text:
-        parser._incoming.append(text)
-        parser._incoming_len = len(text)
-    return parser.finalize()[0]
+
+    def read(quiet: bool) -> ParsedMessage:
+        parser = ResponseParser(
+            template,
+            prefix,
+            tools=tool_arg,
+            errors=errors,
+            missing_anchor=missing_anchor,
+            regex_budget=regex_budget,
+        )
+        # The whole text is known: read it in finalize's single pass over complete text (no hold-back to
+        # decide, every search remembered), which gives what feeding it and then finalizing gives.
+        parser._quiet = quiet  # only the message is wanted: no events are built
+        if text:
+            parser._incoming.append(text)
+            parser._incoming_len = len(text)
+        return parser.finalize()[0]
+
+    try:
+        return read(True)
+    except ParseError:
+        # A failure carries the events of the call that found it: read the text again, building them.
+        return read(False)

@@ -29,6 +29,30 @@ from .registry import ContentArgs, ContentParser
 
 __all__ = ["JSON", "MAX_JSON_DEPTH"]
 
+_scan_value = json.JSONDecoder().scan_once  # the decoder's own scanner (C where available)
+_JSON_SPACE = " \t\n\r"
+
+
+def _loads(text: str) -> Any:
+    """``json.loads(text)``, without its per-call layers when the text is one valid JSON value.
+
+    The value is read by the scanner ``json.loads`` itself uses, after and before the same whitespace; any
+    text it does not read whole goes to ``json.loads``, which raises its own error for it.
+    """
+    n = len(text)
+    i = 0
+    while i < n and text[i] in _JSON_SPACE:
+        i += 1
+    try:
+        value, end = _scan_value(text, i)
+    except StopIteration:
+        return json.loads(text)
+    while end < n and text[end] in _JSON_SPACE:
+        end += 1
+    if end != n:
+        return json.loads(text)
+    return value
+
 
 def _validate_json(args: Any, field: str | None) -> dict[str, Any]:
     args = check_args(
@@ -120,7 +144,7 @@ def _parse_json(text: str, args: Mapping[str, Any]) -> Any:
         except UnclosedString as exc:
             raise ContentError(f"json: {exc}") from None
         try:
-            value = json.loads(working)
+            value = _loads(working)
         except RecursionError:
             raise _depth_error() from None
         except json.JSONDecodeError as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from time import perf_counter
@@ -20,6 +20,7 @@ from typing import Any
 
 from ..content import ContentParser
 from ..matching import Delimiter, RegexMeter, WatchSet
+from ..transforms import compile_transform
 
 __all__ = [
     "DEFAULT_REGEX_TIMEOUT",
@@ -133,10 +134,19 @@ class FieldSpec:
     #: ``interleaved``: the fields inside whose open region this field may also open.
     within: tuple[str, ...] = field(init=False, repr=False)
 
+    #: The transform compiled (:func:`~response_templates.transforms.compile_transform`), or None.
+    build_transform: Callable[[Mapping[str, Any]], Any] | None = field(
+        init=False, repr=False, metadata={"derived": True}
+    )
+
     def __post_init__(self) -> None:
         data = self.extension_data
         for f in dataclass_fields(data):
             object.__setattr__(self, f.name, getattr(data, f.name))
+        build = None
+        if self.has_transform and not self.transform_each:
+            build = compile_transform(self.transform, copy_values=self.transform_copies)
+        object.__setattr__(self, "build_transform", build)
 
     @property
     def output_key(self) -> str:
@@ -176,14 +186,22 @@ class ResponseTemplate:
     route_lists: frozenset[str] = field(init=False, repr=False)
     #: ``json-envelope``: output keys that routes fill as single values.
     route_values: frozenset[str] = field(init=False, repr=False)
+    #: ``defaults`` when its values are all scalars (a shallow copy is then a fresh copy), else None.
+    flat_defaults: Mapping[str, Any] | None = field(init=False, repr=False, metadata={"derived": True})
 
     def __post_init__(self) -> None:
         data = self.extension_data
         for f in dataclass_fields(data):
             object.__setattr__(self, f.name, getattr(data, f.name))
+        defaults = json.loads(self.defaults_json)
+        flat = all(v is None or isinstance(v, (str, int, float)) for v in defaults.values())
+        object.__setattr__(self, "flat_defaults", defaults if flat else None)
 
     def defaults(self) -> dict[str, Any]:
         """A fresh copy of the template's ``defaults``."""
+        flat = self.flat_defaults
+        if flat is not None:
+            return dict(flat)
         value: dict[str, Any] = json.loads(self.defaults_json)
         return value
 
