@@ -49,6 +49,7 @@ from .patterns import (
     regex_first_chars,
     regex_literal_prefix,
     regex_literal_suffix,
+    regex_required_suffix,
     rewrite_end_assertions,
 )
 
@@ -69,6 +70,10 @@ __all__ = [
 _INF = 1 << 62
 # A regex match this close to the search start is confirmed by probing each start position up to it.
 _PROBE_GAP = 32
+# Up to this many characters, a delimiter's undecided position where its required suffix is absent comes
+# from the pattern's own partial search: several times cheaper than the probe on short text, but it looks
+# for the required literal before every start position, so on long text the (linear) probe is used.
+_SHORT_PARTIAL = 256
 
 
 class Match:
@@ -116,6 +121,8 @@ class Delimiter:
     group_names: frozenset[str] = frozenset()
     #: Regex delimiters: the characters every match starts at (None: unknown); see regex_first_chars.
     first_chars: str | None = None
+    #: Regex delimiters: literal text every match ends with ("" if none); see regex_required_suffix.
+    required_suffix: str = ""
 
     @classmethod
     def literal(cls, value: Any, *, field: str, kind: str, key: str) -> Delimiter:
@@ -164,6 +171,7 @@ class Delimiter:
             lookbehind=lookbehind,
             group_names=frozenset(search.groupindex),
             first_chars=regex_first_chars(source),
+            required_suffix=regex_required_suffix(source),
         )
 
     @property
@@ -224,7 +232,22 @@ class Delimiter:
         A zero-width match at ``skip_empty_at`` is not allowed (the previous boundary was zero-width at
         the same place); the search then resumes one character later. ``memo`` (see :meth:`WatchSet.scan`)
         remembers earlier searches of the same text. Every search is charged to ``meter``.
+
+        A text without the literal text that every match ends with (``required_suffix``) holds no match:
+        nothing is searched then, and on short text the undecided position is where the pattern's
+        partial match starts (with no complete match in the text, the probe and the partial search agree;
+        tests/test_required_suffix.py checks it for every delimiter of the library).
         """
+        suffix = self.required_suffix
+        if suffix and text.find(suffix, pos) < 0:
+            if final:
+                return None, _INF
+            if len(text) - pos <= _SHORT_PARTIAL:
+                try:
+                    partial = meter.run(self.pattern.search, text, pos, partial=True)
+                except TimeoutError:
+                    raise self._timeout_error(meter) from None
+                return None, _INF if partial is None else partial.start()
         while True:
             try:
                 m = _memo_search(self.pattern, self, text, pos, meter, memo)

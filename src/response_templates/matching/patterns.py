@@ -326,6 +326,39 @@ def regex_literal_prefix(source: str) -> str:
 _SUFFIX_UNSAFE_OPS = frozenset({"AT", "ASSERT", "ASSERT_NOT", "GROUPREF", "GROUPREF_EXISTS"})
 
 
+# The opening of a named group (not after a backslash): read as a plain group by regex_required_suffix.
+_NAMED_GROUP = regex.compile(r"(?<!\\)\(\?P<\w+>")
+
+
+def regex_required_suffix(source: str) -> str:
+    """The literal text every match of ``source`` ends with, lookarounds and anchors allowed, or ``""``.
+
+    Weaker than :func:`regex_literal_suffix` in what it promises: only that a match cannot exist in a
+    text that does not contain it (a lookaround may still look past the match). The parser uses it to
+    skip searching for a match, and probing whether one is still undecided, where it cannot be.
+
+    >>> regex_required_suffix(r"(?:to=(?!functions\\.)\\w+)?<\\|channel\\|>\\w+\\s*<\\|message\\|>")
+    '<|message|>'
+    >>> regex_required_suffix(r"<think>(?:\\s*<think>)?"), regex_required_suffix(r"a|bc")
+    ('', '')
+
+    Named groups do not change what a pattern matches, so a name used twice (``regex`` allows it,
+    Python's parser does not) is read as a plain group.
+    """
+    parsed = _parsed_like_regex(source)
+    if parsed is None:
+        parsed = _parsed_like_regex(_NAMED_GROUP.sub("(", source))
+    if parsed is None:
+        return ""
+    chars: list[str] = []
+    items: Any = parsed
+    for op, av in reversed(list(items)):
+        if op is not sre_parse.LITERAL:
+            break
+        chars.append(chr(av))
+    return "".join(reversed(chars))
+
+
 def regex_literal_suffix(source: str) -> str:
     """The literal text every match of ``source`` ends with, or ``""``.
 
