@@ -61,7 +61,8 @@ def test_per_search_budget_is_the_template_timeout() -> None:
 def test_parse_response_counts() -> None:
     budget = rt.RegexBudget(per_search=30.0, per_feed=0.05)
     with pytest.raises(rt.PatternTimeoutError) as info:
-        rt.parse_response("a" * 40, SLOW, prefix=ANCHOR, regex_budget=budget)
+        # (with the "c" every match ends with in the text; without it, nothing would be searched)
+        rt.parse_response("a" * 40 + "bc", SLOW, prefix=ANCHOR, regex_budget=budget)
     assert info.value.budget == "per_feed"
 
 
@@ -121,3 +122,20 @@ def test_budget_values_are_checked(bad: object) -> None:
 
 def test_infinite_budget_means_unbounded() -> None:
     assert rt.RegexBudget(per_stream=math.inf).per_stream is None
+
+
+def test_literal_searches_are_not_charged() -> None:
+    """Only regex searches spend the budget: literal alternations are linear, so they are not timed."""
+    template = {"start_anchor": ANCHOR, "fields": {"x": {"open": "<x>", "close": "</x>"}, "content": {}}}
+    parser = rt.ResponseParser(template, prefix=ANCHOR, regex_budget=rt.RegexBudget(per_stream=1e-9))
+    for ch in "hi <x>body</x> bye <x":
+        parser.feed(ch)
+    message, _ = parser.finalize()
+    assert message == {"x": "body", "content": "hi  bye <x"}
+    assert parser._meter.searches == 0
+    assert rt.parse_response(
+        "a<x>b</x>", template, prefix="", regex_budget=rt.RegexBudget(per_stream=1e-9)
+    ) == {
+        "x": "b",
+        "content": "a",
+    }
