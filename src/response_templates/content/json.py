@@ -29,7 +29,7 @@ from .registry import ContentArgs, ContentParser
 
 __all__ = ["JSON", "MAX_JSON_DEPTH"]
 
-_scan_value = json.JSONDecoder().scan_once  # the decoder's own scanner (C where available)
+_scan_value: Any = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the decoder's own scanner (C where available)
 _JSON_SPACE = " \t\n\r"
 
 

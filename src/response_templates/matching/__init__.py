@@ -526,7 +526,7 @@ class WatchSet:
         best: tuple[Any, ...] | None = None
         undecided = _INF
         n = len(text)
-        if not self.literal_only and not isinstance(meter, RegexMeter):
+        if not isinstance(meter, RegexMeter):
             meter = RegexMeter.unlimited(meter)
         if self.literal_re is not None:
             # Not metered: an alternation of literals is searched in time linear in the text.
