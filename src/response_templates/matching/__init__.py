@@ -226,8 +226,13 @@ class Delimiter:
         skip_empty_at: int,
         meter: RegexMeter,
         memo: dict[Any, tuple[int, Any]] | None = None,
+        limit: int = _INF,
     ) -> tuple[Any, int]:
         """Leftmost-first match of a regex delimiter from ``pos`` and the undecided position.
+
+        ``limit`` is where the scan already has a match of another delimiter: only undecided positions up
+        to it matter then (later ones cannot change which match wins), so only they are probed; an
+        undecided position after ``limit`` may be reported as none.
 
         A zero-width match at ``skip_empty_at`` is not allowed (the previous boundary was zero-width at
         the same place); the search then resumes one character later. ``memo`` (see :meth:`WatchSet.scan`)
@@ -253,11 +258,12 @@ class Delimiter:
                 m = _memo_search(self.pattern, self, text, pos, meter, memo)
                 undecided = _INF
                 if not final:
-                    if m is not None and m.start() - pos <= _PROBE_GAP:
-                        # Only start positions up to the match matter; a near match is checked at each
-                        # of them instead of probing the rest of the text.
+                    last = m.start() if m is not None and m.start() < limit else limit
+                    if last - pos <= _PROBE_GAP:
+                        # Only start positions up to the match (this one's or the scan's) matter; a near
+                        # one is checked at each of them instead of probing the rest of the text.
                         probe_match = self.probe.match
-                        for start in range(pos, m.start() + 1):
+                        for start in range(pos, last + 1):
                             if meter.run(probe_match, text, start, partial=True) is not None:
                                 undecided = start
                                 break
@@ -547,8 +553,21 @@ class WatchSet:
             found, undecided = self.indexed.scan(text, pos, final, meter, undecided)
             if found is not None and (best is None or found[:4] < best[:4]):
                 best = found
+        limit = _INF
+        if not final and len(self.regexes) > 1:
+            # The earliest match start among these delimiters (and the literals): no delimiter needs to
+            # probe past it. (A zero-width match where the last boundary was is skipped, so not counted.)
+            limit = best[0] if best is not None else _INF
+            for d in self.regexes:
+                if not d.required_suffix or text.find(d.required_suffix, pos) >= 0:
+                    try:
+                        m = _memo_search(d.pattern, d, text, pos, meter, memo)
+                    except TimeoutError:
+                        raise d._timeout_error(meter) from None
+                    if m is not None and m.start() < limit and not (m.start() == m.end() == skip_empty_at):
+                        limit = m.start()
         for d in self.regexes:
-            m, u = d.find_regex(text, pos, final, skip_empty_at, meter, memo)
+            m, u = d.find_regex(text, pos, final, skip_empty_at, meter, memo, limit)
             if u < undecided:
                 undecided = u
             if m is not None:
