@@ -66,6 +66,7 @@ class LineEncoder:
                 sample = {"a": ["é\u2028", 1, 2.5, None, True], "b": {"c": "\x00\\u"}}
                 if self.encode(sample) != json.dumps(sample, ensure_ascii=False, default=str):
                     raise ValueError("the C encoder does not give json.dumps's text")
+                self._skip_ascii = 0
             except Exception:  # another Python: json.dumps every time
                 self._ascii = self._unicode = None
 

@@ -489,7 +489,7 @@ def run_batch(args: argparse.Namespace, streams: Streams) -> int:
     )
     done = frozenset(_done_keys(args.output)) if args.resume else frozenset()
     id_field = source.fields.get("id")
-    pieces = source.open(by_offset=jobs > 1)
+    pieces = source.open(by_offset=jobs > 1 and hasattr(os, "pread"))  # else the parts are sent
     sizes: deque[int] = deque()
 
     def submitted() -> Iterator[Any]:
