@@ -363,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         baseline: float | None = None
         reference: float | None = None
+        rates: dict[str, tuple[float, float | None]] = {}  # way: (records/s, records per CPU-s)
         for way in ways:
             label = WAYS[way][0].format(n=args.workers)
             if not available(way):
@@ -381,7 +382,9 @@ def main(argv: list[str] | None = None) -> int:
             if r["records"] != args.records:
                 note += f" ({r['records']} records!)"
             # CPU time counts the processes that ended (pool workers, the CLI); Ray's actors are not ours.
-            per_cpu = f"{r['records'] / r['cpu']:,.0f}" if r.get("cpu") and not way.startswith("ray") else "-"
+            cpu_rate = r["records"] / r["cpu"] if r.get("cpu") and not way.startswith("ray") else None
+            rates[way] = (rate, cpu_rate)
+            per_cpu = f"{cpu_rate:,.0f}" if cpu_rate else "-"
             rows.append(
                 [
                     label,
@@ -409,7 +412,31 @@ def main(argv: list[str] | None = None) -> int:
         )
         if baseline and reference:
             print(f"\nparse_response loop / reference: {baseline / reference:.2f}x")
+        print(target_lines(rates, args.workers))
     return 0
+
+
+#: The goal of issue 13: records/s per core, end to end (the command line, reading and writing included).
+TARGET_PER_CORE = 9_000
+
+
+def target_lines(rates: dict[str, tuple[float, float | None]], workers: int) -> str:
+    """The issue's figures: records/s per core end to end, and how the rate scales with the workers."""
+    lines = [f"\ntarget: {TARGET_PER_CORE:,} records/s per core end to end, scaling close to linear"]
+    if "cli-1" in rates:
+        rate, per_cpu = rates["cli-1"]
+        met = "met" if rate >= TARGET_PER_CORE else "short"
+        cpu = f" ({per_cpu:,.0f} per CPU-s)" if per_cpu else ""
+        lines.append(f"  CLI -j 1, one core: {rate:,.0f} records/s{cpu}: {met}")
+    for one, many, label in [("cli-1", "cli-N", "CLI -j"), ("batch-1", "batch-N", "parse_batch workers=")]:
+        if one in rates and many in rates:
+            (rate1, cpu1), (rate_n, cpu_n) = rates[one], rates[many]
+            per_core = f"; {cpu_n / cpu1:.0%} of one worker's records per CPU-s" if cpu1 and cpu_n else ""
+            lines.append(
+                f"  {label}1 -> {label}{workers}: {rate1:,.0f} -> {rate_n:,.0f} records/s, "
+                f"{rate_n / rate1:.2f}x (linear: {workers}x){per_core}"
+            )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

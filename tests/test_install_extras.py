@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
 #: Extras for users (the others are for working on the project).
-USER_EXTRAS = ["hf", "verify", "transformers", "serve", "parquet", "datasets", "ray", "grammar"]
+USER_EXTRAS = ["hf", "verify", "transformers", "serve", "parquet", "fast", "datasets", "ray", "grammar"]
 
 
 def requirements(extra: str | None) -> list[Requirement]:

@@ -23,6 +23,7 @@ b None RecordError
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -31,7 +32,17 @@ from ..language import ResponseTemplate
 from ..matching import RegexBudget
 from .columns import ColumnParser
 from .pool import chunked, cpu_count, ordered_map
-from .records import DEFAULT_FIELDS, BatchResult, FieldSpec, RecordError, RecordParser, error_dict
+from .records import (
+    DEFAULT_FIELDS,
+    BatchResult,
+    FieldSpec,
+    PackedResult,
+    RecordError,
+    RecordParser,
+    error_dict,
+    pack,
+    unpack,
+)
 
 __all__ = [
     "DEFAULT_FIELDS",
@@ -47,8 +58,18 @@ __all__ = [
 DEFAULT_CHUNK_SIZE = 64
 
 
+#: Records sent to a worker process at a time when ``workers`` > 1 and ``chunk_size`` is left as it is:
+#: larger chunks cost the main process less per record (fewer hand-overs to the pool).
+POOL_CHUNK_SIZE = 256
+
+
 def _parse_chunk(parser: RecordParser, chunk: list[tuple[int, Any]]) -> list[BatchResult]:
     return [parser.parse(index, record) for index, record in chunk]
+
+
+def _parse_packed(parser: RecordParser, chunk: list[tuple[int, Any]]) -> list[PackedResult]:
+    """In a worker: the chunk's results in the compact form that crosses the process boundary cheaply."""
+    return [pack(parser.parse(index, record)) for index, record in chunk]
 
 
 def parse_batch(
@@ -63,7 +84,7 @@ def parse_batch(
     missing_anchor: Literal["raise", "parse"] = "raise",
     regex_budget: RegexBudget | None = None,
     workers: int | None = 1,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    chunk_size: int | None = None,
 ) -> Iterator[BatchResult]:
     """Parse each record of ``records``; yield one :class:`BatchResult` per record, in input order.
 
@@ -87,9 +108,11 @@ def parse_batch(
         missing_anchor: as for :func:`~response_templates.parse_response`, per record.
         regex_budget: a :class:`~response_templates.RegexBudget` for each record.
         workers: processes to parse on; 1 (default) parses here, ``None`` or 0 uses every core. Records
-            go to the workers in chunks of ``chunk_size``, at most two chunks per worker ahead of the
-            results, so memory stays bounded; field functions, the template and tools must then pickle
-            (they do not have to on Linux, which forks the workers).
+            go to the workers in chunks of ``chunk_size`` (default 256 records; 64 are read at a time with
+            ``workers=1``), at most two chunks per worker ahead of the results, so memory stays bounded;
+            field functions, the template and tools must then pickle (they do not have to on Linux, which
+            forks the workers). Each worker sends its results back in a compact form (plain dicts and
+            tuples) that the main process turns back into :class:`BatchResult` objects.
 
     A bad ``template``, ``model``, ``fields`` or policy raises :class:`~response_templates.ResponseTemplateError`
     here, before any record is read.
@@ -98,6 +121,8 @@ def parse_batch(
         workers = cpu_count()
     if not isinstance(workers, int) or workers < 0:
         raise ResponseTemplateError(f"workers must be a positive integer, 0 or None, got {workers!r}")
+    if chunk_size is None:
+        chunk_size = DEFAULT_CHUNK_SIZE if workers == 1 else POOL_CHUNK_SIZE
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise ResponseTemplateError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     if isinstance(records, (str, bytes, Mapping)):
@@ -119,9 +144,18 @@ def parse_batch(
     if workers > 1 and isinstance(template, ResponseTemplate):
         settings["template"] = dict(template.source)  # compiled again in each worker, once
     chunks = chunked(enumerate(records), chunk_size)
-    return _results(ordered_map(_parse_chunk, chunks, settings, workers=workers, parser=parser))
+    if workers <= 1:
+        return _results(ordered_map(_parse_chunk, chunks, lambda: parser, local=parser))
+    make = functools.partial(RecordParser, **settings)
+    return _unpacked(ordered_map(_parse_packed, chunks, make, workers=workers))
 
 
 def _results(chunks: Iterator[list[BatchResult]]) -> Iterator[BatchResult]:
     for chunk in chunks:
         yield from chunk
+
+
+def _unpacked(chunks: Iterator[list[PackedResult]]) -> Iterator[BatchResult]:
+    for chunk in chunks:
+        for packed in chunk:
+            yield unpack(packed)

@@ -1,12 +1,13 @@
-"""Internal: run a task over chunks of records, in this process or on a pool of processes, in order.
+"""Internal: run a task over chunks of work, in this process or on a pool of processes, in order.
 
 :func:`ordered_map` submits chunks to a :class:`~concurrent.futures.ProcessPoolExecutor` as the input is
 read, keeps at most ``prefetch`` chunks per worker in flight (so memory stays bounded whatever the input's
-size) and yields each chunk's results in input order. Every worker builds one
-:class:`~response_templates.batch.records.RecordParser` when it starts (templates compiled once per
-process) and keeps it for every chunk it is given.
+size) and yields each chunk's results in input order. Every worker builds its state once, when it starts,
+by calling ``make()`` (e.g. a :class:`~response_templates.batch.records.RecordParser`: templates compiled
+once per process), and keeps it for every chunk it is given.
 
-A task is a module-level function ``task(parser, chunk) -> list`` (it must pickle by name).
+A task is a module-level function ``task(state, chunk) -> result`` (it must pickle by name), and ``make``
+a picklable callable (a class, or a :func:`functools.partial` of one).
 """
 
 from __future__ import annotations
@@ -18,15 +19,15 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, TypeVar
 
-from .records import RecordParser
-
 __all__ = ["chunked", "cpu_count", "ordered_map"]
 
 T = TypeVar("T")
+S = TypeVar("S")
+C = TypeVar("C")
 R = TypeVar("R")
 
-#: The worker's parser, built by :func:`_init_worker` in each worker process.
-_WORKER: dict[str, RecordParser] = {}
+#: The worker's state, built by :func:`_init_worker` in each worker process.
+_WORKER: dict[str, Any] = {}
 
 
 def cpu_count() -> int:
@@ -44,35 +45,35 @@ def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
         yield chunk
 
 
-def _init_worker(settings: dict[str, Any]) -> None:
-    _WORKER["parser"] = RecordParser(**settings)
+def _init_worker(make: Callable[[], Any]) -> None:
+    _WORKER["state"] = make()
 
 
-def _run_chunk(task: Callable[[RecordParser, list[Any]], list[Any]], chunk: list[Any]) -> list[Any]:
-    return task(_WORKER["parser"], chunk)
+def _run_chunk(task: Callable[[Any, Any], Any], chunk: Any) -> Any:
+    return task(_WORKER["state"], chunk)
 
 
 def ordered_map(
-    task: Callable[[RecordParser, list[Any]], list[R]],
-    chunks: Iterable[list[Any]],
-    settings: dict[str, Any],
+    task: Callable[[S, C], R],
+    chunks: Iterable[C],
+    make: Callable[[], S],
     *,
     workers: int = 1,
     prefetch: int = 2,
-    parser: RecordParser | None = None,
-) -> Iterator[list[R]]:
-    """``task(parser, chunk)`` for each chunk, in order, on ``workers`` processes (1: this one).
+    local: S | None = None,
+) -> Iterator[R]:
+    """``task(state, chunk)`` for each chunk, in order, on ``workers`` processes (1: this one).
 
-    ``settings`` are the keyword arguments of :class:`RecordParser`; ``parser``, if given, is the one
-    this process uses (``workers=1``). Stopping the iteration early cancels the chunks not started.
+    Each worker's ``state`` is ``make()``; ``local``, if given, is the state this process uses
+    (``workers=1``). Stopping the iteration early cancels the chunks not started.
     """
     if workers <= 1:
-        local = parser if parser is not None else RecordParser(**settings)
+        state = local if local is not None else make()
         for chunk in chunks:
-            yield task(local, chunk)
+            yield task(state, chunk)
         return
-    executor = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(settings,))
-    pending: deque[Future[list[R]]] = deque()
+    executor = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(make,))
+    pending: deque[Future[R]] = deque()
     try:
         limit = workers * max(1, prefetch)
         for chunk in chunks:

@@ -17,13 +17,17 @@ template); 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import time
+from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, TextIO
 
-from ..batch.pool import chunked, cpu_count, ordered_map
+from ..batch.jsonl import LineEncoder, loads
+from ..batch.pool import cpu_count, ordered_map
 from ..batch.records import BatchResult, RecordError, RecordParser, record_key
 from ..errors import ResponseTemplateError
 from .library_commands import library_template
@@ -44,7 +48,6 @@ __all__ = ["EXIT_RECORDS_FAILED", "add_batch_arguments", "run_batch"]
 EXIT_RECORDS_FAILED = 3
 
 _ROLES = ("output", "prompt", "tools", "id", "model")
-_CHUNK = 64
 
 # Status of a record in the output: parsed, parsed with errors kept in the message, failed.
 _OK, _KEPT, _FAILED = 0, 1, 2
@@ -114,40 +117,163 @@ def _fields(specs: list[str]) -> dict[str, str | None]:
 
 
 # ------------------------------------------------------------------------------------------- workers
+#
+# JSON lines go to the workers as pieces: about _PIECE bytes of whole lines each. The main process only
+# cuts the input at line ends and counts each piece's records (so it knows the index of each piece's first
+# record); a worker reads its piece itself when the input is a file (by offset; stdin's pieces are sent as
+# bytes), parses and serialises every line, and sends back one block of output bytes and its counts. No
+# record or message crosses a process boundary, and the main process writes the blocks in order.
+# Parquet rows (and every record with -j 1) go through the same per-record code.
+
+#: Bytes of JSON lines in a piece (a piece holds whole lines: more for a line longer than this).
+_PIECE = 1 << 20
 
 
-def _parse_chunk(parser: RecordParser, chunk: list[tuple[int, Any]]) -> list[tuple[str, int, str]]:
-    """Parse a chunk of ``(index, (line number, JSON line) | record)``: ``(key, status, output line)``."""
-    out = []
-    for index, payload in chunk:
-        if isinstance(payload, tuple):
-            number, line = payload
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError) as exc:
-                error = RecordError(f"line {number} is not a JSON object: {exc}")
-                error.index = index
-                result = BatchResult(index, None, None, error)
-            else:
-                result = parser.parse(index, record)
-        else:
-            result = parser.parse(index, payload)
+@dataclass(frozen=True)
+class _Piece:
+    """Whole JSON lines of the input: ``data``, or ``length`` bytes at ``offset`` of the file ``path``."""
+
+    first_index: int  # the index of its first record
+    first_line: int  # the line number of its first line (1-based)
+    data: bytes | None = None
+    path: str | None = None
+    offset: int = 0
+    length: int = 0
+
+
+@dataclass
+class _Block:
+    """A piece's (or a chunk's) results: output bytes, one line per record, and the counts."""
+
+    data: bytes
+    counts: list[int]  # records parsed, parsed with errors kept, failed (indexed by _OK, _KEPT, _FAILED)
+    skipped: int = 0  # records not parsed: OUT already holds them (--resume)
+
+
+class _Worker:
+    """What a worker keeps for the whole run: the record parser, the output encoder, the resume keys."""
+
+    def __init__(
+        self,
+        settings: dict[str, Any],
+        done: frozenset[str],
+        id_field: str | None,
+        parser: RecordParser | None = None,
+    ) -> None:
+        self.parser = parser if parser is not None else RecordParser(**settings)
+        self.encoder = LineEncoder()
+        self.done = done
+        self.id_field = id_field
+        self._files: dict[str, int] = {}
+
+    def read(self, piece: _Piece) -> bytes:
+        if piece.data is not None:
+            return piece.data
+        assert piece.path is not None
+        fd = self._files.get(piece.path)
+        if fd is None:
+            fd = self._files[piece.path] = os.open(piece.path, os.O_RDONLY)
+        return os.pread(fd, piece.length, piece.offset)
+
+    def result_line(self, result: BatchResult, counts: list[int], out: list[str]) -> None:
         if result.error is not None:
-            status = _FAILED
+            counts[_FAILED] += 1
         elif result.message is not None and result.message.errors:
-            status = _KEPT
+            counts[_KEPT] += 1
         else:
-            status = _OK
-        line = json.dumps(result.to_dict(), ensure_ascii=False, default=str)
-        out.append((record_key(result.id, index), status, line))
-    return out
+            counts[_OK] += 1
+        out.append(self.encoder.encode(result.to_dict()))
+
+
+def _parse_piece(worker: _Worker, piece: _Piece) -> _Block:
+    """Parse the JSON lines of a piece: one output line per record (blank lines are not records)."""
+    counts = [0, 0, 0]
+    out: list[str] = []
+    skipped = 0
+    index = piece.first_index
+    parse = worker.parser.parse
+    done = worker.done
+    data = worker.read(piece)
+    lines = data.split(b"\n")
+    last = len(lines) - 1
+    if lines[-1] == b"":
+        lines.pop()  # the piece ends with a line end
+    for number, line in enumerate(lines, piece.first_line):
+        if not line.strip():
+            continue
+        try:
+            record = loads(line)
+        except (ValueError, RecursionError):
+            record = _NOT_JSON
+            result = _not_json(index, number, line if number - piece.first_line == last else line + b"\n")
+        if done and _record_key(record, index, worker.id_field) in done:
+            skipped += 1
+        else:
+            if record is not _NOT_JSON:
+                result = parse(index, record)
+            worker.result_line(result, counts, out)
+        index += 1
+    return _Block(_utf8_lines(out), counts, skipped)
+
+
+def _parse_rows(worker: _Worker, chunk: list[tuple[int, Any]]) -> _Block:
+    """Parse a chunk of ``(index, record)`` (Parquet rows)."""
+    counts = [0, 0, 0]
+    out: list[str] = []
+    skipped = 0
+    for index, record in chunk:
+        if worker.done and _record_key(record, index, worker.id_field) in worker.done:
+            skipped += 1
+            continue
+        worker.result_line(worker.parser.parse(index, record), counts, out)
+    return _Block(_utf8_lines(out), counts, skipped)
+
+
+_NOT_JSON: Any = object()
+
+
+def _not_json(index: int, number: int, line: bytes) -> BatchResult:
+    """The result of a line that is not JSON (``line`` with its line end, if it has one, as the error's
+    position counts it)."""
+    try:
+        json.loads(line)
+        reason = "not JSON"  # pragma: no cover - only lines json.loads refuses get here
+    except (ValueError, RecursionError) as exc:
+        reason = str(exc)
+    error = RecordError(f"line {number} is not a JSON object: {reason}")
+    error.index = index
+    return BatchResult(index, None, None, error)
+
+
+def _utf8_lines(lines: list[str]) -> bytes:
+    """``lines`` as UTF-8 bytes, one a line. A line that cannot be UTF-8 (a lone surrogate, from a
+    ``\\ud800`` escape of the input) is written with ASCII escapes instead: the same JSON value."""
+    if not lines:
+        return b""
+    try:
+        return ("\n".join(lines) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        fixed = []
+        for line in lines:
+            try:
+                fixed.append(line.encode("utf-8"))
+            except UnicodeEncodeError:
+                fixed.append(json.dumps(json.loads(line), default=str).encode("ascii"))
+        return b"\n".join(fixed) + b"\n"
+
+
+def _record_key(record: Any, index: int, id_field: str | None) -> str:
+    """The key of an input record, as its result line will have it."""
+    record_id = record.get(id_field) if id_field and isinstance(record, dict) else None
+    return record_key(record_id, index)
 
 
 # ------------------------------------------------------------------------------------------- reading
 
 
 class _Source:
-    """The records of the input, numbered; ``done`` tells how far the reading got (for the ETA)."""
+    """The input, in pieces (JSON lines) or chunks of rows (Parquet); ``done`` tells how far the run got
+    (bytes of a JSONL file, rows of a Parquet file, for the ETA)."""
 
     def __init__(self, path: str, parquet: bool, fields: dict[str, str | None], streams: Streams) -> None:
         self.path = path
@@ -157,29 +283,39 @@ class _Source:
         self.total: int | None = None  # bytes of a JSONL file, rows of a Parquet file
         self.done = 0
 
-    def open(self) -> Iterator[tuple[int, Any]]:
+    def open(self, by_offset: bool) -> Iterator[tuple[int, _Piece | list[tuple[int, Any]]]]:
+        """``(size, piece or chunk)`` in input order; ``by_offset``: pieces of a file name their bytes
+        instead of holding them (for workers that read the file themselves)."""
         if self.parquet:
             return self._parquet()
         if self.path == "-":
             stdin: Any = self.streams.stdin
-            return self._lines(getattr(stdin, "buffer", None) or _Encoded(stdin))
+            return self._pieces(getattr(stdin, "buffer", None) or _Encoded(stdin), None)
         try:
-            f = open(self.path, "rb")  # noqa: SIM115 -- closed by _lines when the reading ends
+            f = open(self.path, "rb")  # noqa: SIM115 -- closed by _pieces when the reading ends
             self.total = os.fstat(f.fileno()).st_size
         except OSError as exc:
             raise CLIError(f"cannot read the input {self.path!r}: {exc.strerror or exc}") from None
-        return self._lines(f)
+        return self._pieces(f, self.path if by_offset else None)
 
-    def _lines(self, f: Any) -> Iterator[tuple[int, Any]]:  # a binary file, or _Encoded
-        index = 0
+    def _pieces(self, f: Any, path: str | None) -> Iterator[tuple[int, _Piece | list[tuple[int, Any]]]]:
+        index, number, offset = 0, 1, 0
         with f:
-            for number, line in enumerate(f, 1):
-                self.done += len(line)
-                if line.strip():
-                    yield index, (number, line)
-                    index += 1
+            for data in _whole_lines(f):
+                lines = data.split(b"\n")
+                if lines[-1] == b"":
+                    lines.pop()
+                records = sum(1 for line in lines if line.strip())
+                if path is None:
+                    piece = _Piece(index, number, data=data)
+                else:
+                    piece = _Piece(index, number, path=path, offset=offset, length=len(data))
+                yield len(data), piece
+                index += records
+                number += len(lines)
+                offset += len(data)
 
-    def _parquet(self) -> Iterator[tuple[int, Any]]:
+    def _parquet(self) -> Iterator[tuple[int, _Piece | list[tuple[int, Any]]]]:
         try:
             import pyarrow.parquet as pq
         except ImportError:
@@ -192,24 +328,46 @@ class _Source:
         wanted = [name for name in self.fields.values() if name and name in file.schema_arrow.names]
         return self._rows(file, wanted)
 
-    def _rows(self, file: Any, columns: list[str]) -> Iterator[tuple[int, Any]]:
+    def _rows(self, file: Any, columns: list[str]) -> Iterator[tuple[int, _Piece | list[tuple[int, Any]]]]:
         index = 0
-        for batch in file.iter_batches(batch_size=1024, columns=columns):
-            for row in batch.to_pylist():
-                self.done += 1
-                yield index, row
-                index += 1
+        for batch in file.iter_batches(batch_size=_ROWS, columns=columns):
+            rows = batch.to_pylist()
+            yield len(rows), list(enumerate(rows, index))
+            index += len(rows)
+
+
+#: Parquet rows in a chunk.
+_ROWS = 512
+
+
+def _whole_lines(f: Any) -> Iterator[bytes]:
+    """The bytes of ``f`` in blocks of about _PIECE bytes that end at a line end (the last may not)."""
+    carry: list[bytes] = []
+    while block := f.read(_PIECE):
+        cut = block.rfind(b"\n") + 1
+        if cut == 0:  # inside a long line
+            carry.append(block)
+            continue
+        if carry:
+            carry.append(block[:cut])
+            yield b"".join(carry)
+            carry = []
+        else:
+            yield block[:cut] if cut < len(block) else block
+        if cut < len(block):
+            carry.append(block[cut:])
+    if carry:
+        yield b"".join(carry)
 
 
 class _Encoded:
-    """A text stream read as lines of UTF-8 bytes."""
+    """A text stream read as UTF-8 bytes."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
 
-    def __iter__(self) -> Iterator[bytes]:
-        for line in self._stream:
-            yield line.encode("utf-8")
+    def read(self, size: int) -> bytes:
+        return self._stream.read(size).encode("utf-8")
 
     def __enter__(self) -> _Encoded:
         return self
@@ -233,9 +391,9 @@ def _done_keys(path: str) -> set[str]:
             if not line.endswith(b"\n"):
                 break  # the line the interrupted run was writing: written again below
             try:
-                data = json.loads(line)
+                data = loads(line)
                 key = record_key(data.get("id"), data["index"])
-            except (ValueError, KeyError, TypeError, AttributeError):
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 raise CLIError(
                     f"cannot resume: line {number} of {path!r} is not a result line of this command"
                 ) from None
@@ -243,18 +401,6 @@ def _done_keys(path: str) -> set[str]:
             good += len(line)
         f.truncate(good)
     return keys
-
-
-def _input_key(payload: Any, index: int, id_field: str | None) -> str:
-    """The key of an input record, as its result line will have it."""
-    record = payload
-    if isinstance(payload, tuple):
-        try:
-            record = json.loads(payload[1])
-        except (ValueError, RecursionError):
-            return record_key(None, index)
-    record_id = record.get(id_field) if id_field and isinstance(record, dict) else None
-    return record_key(record_id, index)
 
 
 # ------------------------------------------------------------------------------------------ progress
@@ -341,47 +487,36 @@ def run_batch(args: argparse.Namespace, streams: Streams) -> int:
         {**{"output": "output", "prompt": "prompt", "tools": "tools", "id": "id"}, **fields},
         streams,
     )
-    done = _done_keys(args.output) if args.resume else set()
-    records = source.open()
-    skipped = 0
-    if done:
-        id_field = source.fields.get("id")
+    done = frozenset(_done_keys(args.output)) if args.resume else frozenset()
+    id_field = source.fields.get("id")
+    pieces = source.open(by_offset=jobs > 1 and hasattr(os, "pread"))  # else the parts are sent
+    sizes: deque[int] = deque()
 
-        def fresh(items: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
-            nonlocal skipped
-            for index, payload in items:
-                if _input_key(payload, index, id_field) in done:
-                    skipped += 1
-                else:
-                    yield index, payload
+    def submitted() -> Iterator[Any]:
+        for size, piece in pieces:
+            sizes.append(size)
+            yield piece
 
-        records = fresh(records)
-
-    out: TextIO
-    if args.output:
-        try:
-            out = open(args.output, "a" if args.resume else "w", encoding="utf-8")  # noqa: SIM115
-        except OSError as exc:
-            raise CLIError(f"cannot write {args.output!r}: {exc.strerror or exc}") from None
-    else:
-        out = streams.stdout
+    out = _Output(args.output, args.resume, streams)
     show = args.progress == "always" or (
         args.progress == "auto" and getattr(streams.stderr, "isatty", lambda: False)()
     )
     progress = _Progress(streams.stderr, source, show)
     counts = [0, 0, 0]
+    skipped = 0
+    task: Any = _parse_rows if source.parquet else _parse_piece
+    make = functools.partial(_Worker, settings, done, id_field)
+    local = _Worker(settings, done, id_field, parser) if jobs <= 1 else None
     try:
-        for chunk in ordered_map(
-            _parse_chunk, chunked(records, _CHUNK), settings, workers=jobs, parser=parser
-        ):
-            out.write("".join(line + "\n" for _, _, line in chunk))
-            out.flush()
-            for _, status, _ in chunk:
-                counts[status] += 1
+        for block in ordered_map(task, submitted(), make, workers=jobs, local=local):
+            out.write(block.data)
+            for status, n in enumerate(block.counts):
+                counts[status] += n
+            skipped += block.skipped
+            source.done += sizes.popleft()
             progress.update(sum(counts), counts[_FAILED])
     finally:
-        if out is not streams.stdout:
-            out.close()
+        out.close()
     total = sum(counts)
     progress.update(total, counts[_FAILED], final=True)
     elapsed = max(time.monotonic() - progress.start, 1e-9)
@@ -393,3 +528,38 @@ def run_batch(args: argparse.Namespace, streams: Streams) -> int:
         summary += f"; {skipped:,} skipped (already in {args.output})"
     streams.stderr.write(summary + "\n")
     return EXIT_RECORDS_FAILED if counts[_FAILED] else EXIT_OK
+
+
+class _Output:
+    """Where the result lines go: OUT (appended to with --resume), or stdout; written as bytes."""
+
+    def __init__(self, path: str | None, append: bool, streams: Streams) -> None:
+        self._text: TextIO | None = None
+        self._file: Any = None
+        if path:
+            try:
+                self._file = open(path, "ab" if append else "wb")  # noqa: SIM115 -- closed by close()
+            except OSError as exc:
+                raise CLIError(f"cannot write {path!r}: {exc.strerror or exc}") from None
+            self._close = True
+        else:
+            self._text = streams.stdout
+            self._file = getattr(streams.stdout, "buffer", None)
+            self._close = False
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        if self._file is None:
+            assert self._text is not None
+            self._text.write(data.decode("utf-8"))
+            self._text.flush()
+            return
+        if self._text is not None:
+            self._text.flush()  # what was written as text first
+        self._file.write(data)
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._close:
+            self._file.close()
