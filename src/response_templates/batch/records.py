@@ -18,6 +18,7 @@ from ..errors import ResponseTemplateError
 from ..language import ResponseTemplate, load_template
 from ..matching import RegexBudget
 from ..parser import ParsedMessage
+from ..policy import ToolParams, tool_params
 from ..whole import parse_response
 
 __all__ = [
@@ -204,6 +205,7 @@ class RecordParser:
             self._default = lookup_model(model)  # a usage error: raised before any record is read
         self._prefix = prefix
         self._tools = tools
+        self._params: ToolParams | None = None  # the default tools' parameters, extracted once
         self._errors: Literal["raise", "keep"] = errors
         self._missing_anchor: Literal["raise", "parse"] = missing_anchor
         self._budget = regex_budget
@@ -217,7 +219,7 @@ class RecordParser:
         try:
             if isinstance(record, (str, bytes, bytearray)):
                 output: Any = record
-                prompt, tools, template = self._default_prompt(), self._tools, self._template(None)
+                prompt, tools, template = self._default_prompt(), self._default_tools(), self._template(None)
             elif self._keys is not None and type(record) is dict:
                 output_key, prompt_key, tools_key, id_key, model_key = self._keys
                 get = record.get
@@ -261,7 +263,7 @@ class RecordParser:
                     )
                 tools = self._get(record, "tools")
                 if tools is _MISSING or tools is None:
-                    tools = self._tools
+                    tools = self._default_tools()
                 elif not isinstance(tools, (list, tuple)):
                     raise RecordError(
                         f"the record's {self._name('tools')} must be a list, got {type(tools).__name__}",
@@ -296,6 +298,19 @@ class RecordParser:
 
     # -- helpers ------------------------------------------------------------------------------------
 
+    def _default_tools(self) -> Any:
+        """The tools of records that carry none: their parameters, extracted for the first record only.
+
+        Tools that cannot be read are passed on as they are, so that each record's parse reports them.
+        """
+        params = self._params
+        if params is None:
+            try:
+                params = self._params = tool_params(self._tools)
+            except ResponseTemplateError:
+                return self._tools
+        return params
+
     def _checked(self, output: Any, prompt: Any, tools: Any, model: Any) -> tuple[str, Any, ResponseTemplate]:
         """The prompt, tools and template of a dict record whose parts were read (each may be _MISSING),
         checked in the order of the general path of :meth:`parse`."""
@@ -314,7 +329,7 @@ class RecordParser:
                 key="prompt",
             )
         if tools is _MISSING or tools is None:
-            tools = self._tools
+            tools = self._default_tools()
         elif not isinstance(tools, (list, tuple)):
             raise RecordError(
                 f"the record's {self._name('tools')} must be a list, got {type(tools).__name__}",
