@@ -534,7 +534,15 @@ class ResponseParser:
                 return
             watch = self._watch
             buf = self._buf
-            if watch.delimiters:
+            if final and watch.literal_only:
+                # The whole text, and only literals to look for: the next one is the boundary.
+                found = watch.literal_re.search(buf, self._pos)
+                if found is None:
+                    match, undecided = None, len(buf)
+                else:
+                    literal = found.group()
+                    match = Match(found.start(), found.end(), {}, watch.literal_owner[literal])
+            elif watch.delimiters:
                 skip = self._skip_empty_at - self._base
                 match, undecided = watch.scan(buf, self._pos, final, skip, meter, memo)
             else:
