@@ -58,6 +58,9 @@ _SHORT_ESCAPES = {
     "t": "\\t",
 }
 _NEEDS_ESCAPE = _STR_SPECIAL  # the characters a canonical string escapes
+# String text that is its own canonical text and stays inside the string: no quote, control character or
+# surrogate, and only complete escapes that canonical JSON writes the same way (not \/ nor \uXXXX).
+_VERBATIM = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]*(?:\\["\\bfnrt][^"\\\x00-\x1f\ud800-\udfff]*)*')
 
 
 def _canonical_char(char: str) -> str:
@@ -293,6 +296,36 @@ class JsonScanner:
             self._report_arguments(self._raw_item, text[self._raw_from : end])
         self._consumed += end
         return reports
+
+    def feed_verbatim(self, text: str, item: int) -> bool:
+        """The shortcut of :meth:`feed` for most chunks of a long string argument: when the document is
+        inside a string of the arguments value of ``item`` (not one held for typing) and ``text``
+        continues it verbatim (its canonical text is ``text`` itself: no quote that ends the string, no
+        character or escape that canonical JSON writes differently, no escape cut in two), read it and
+        return True: :meth:`feed` would have reported exactly ``{"type": "arguments", "item": item,
+        "raw": text, "json": text}``. Otherwise read nothing and return False.
+
+        >>> scanner = JsonScanner(arguments_paths=[()])
+        >>> scanner.feed('{"code": "x')  # doctest: +NORMALIZE_WHITESPACE
+        [{'type': 'arguments', 'item': 0, 'raw': '{"code": "x', 'json': '{"code": "x'}]
+        >>> scanner.feed_verbatim('  y\\\\n', 0), scanner.feed_verbatim('z"', 0), scanner.feed_verbatim('\\\\/', 0)
+        (True, False, False)
+        """
+        if (
+            self._state != _STRING
+            or self._raw_item != item
+            or self._ssink is not self._out
+            or self._out
+            or self._carry
+            or self._pending_high >= 0
+            or not text
+        ):
+            return False
+        # Printable text without a quote or a backslash is verbatim (the quick test); other text may be.
+        if ('"' in text or "\\" in text or not text.isprintable()) and _VERBATIM.fullmatch(text) is None:
+            return False
+        self._consumed += len(text)
+        return True
 
     def end(self) -> list[Event]:
         """The document ended: report what is still pending, or an error if it is incomplete."""
