@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import ParserStateError, TemplateError
-from ..events import ParserEvent, ToolCallEvent, Unparsed
+from ..events import ParserEvent, RegionChunk, ToolCallEvent, Unparsed
 from ..language import ResponseTemplate, load_template
 from ..toolstream import ToolCallStreamer
 from ..toolstream.streamer import ARGUMENT_MODES
@@ -211,6 +211,12 @@ class WireAdapter:
         else:
             self._unparsed = _TextPart("content", strip=False, per_region=True, join=None)
         self._out: list[Chunk] = []
+        # The handler of the region_chunk events of each field whose text is sent (see feed()).
+        self._routes: dict[str, Callable[[RegionChunk], None]] = {
+            name: self._text_route(part) for name, part in self._parts.items()
+        }
+        for name in self.tool_calls.fields:
+            self._routes[name] = self._tool_chunk
         # Block protocols and interleaved regions (extension 'interleaved'): the text part whose region is
         # open, and the one whose region a nested region (a tool call in the reasoning) interrupted.
         self._active: _TextPart | None = None
@@ -240,7 +246,15 @@ class WireAdapter:
         if not self._started:
             self._started = True
             self._on_start()
+        routes = self._routes
         for event in events:
+            # Most events are the region_chunk of a text or a tool-call field: straight to its handler
+            # (what _event does with them), unless a text region resumes after an interruption.
+            if event["type"] == "region_chunk" and self._interrupted is None:
+                route = routes.get(event.get("field"))
+                if route is not None:
+                    route(event)
+                    continue
             self._event(event, False)
         return out
 
@@ -330,6 +344,27 @@ class WireAdapter:
             if part.close() and part.per_region:
                 self._on_text_end(part.kind, cut_off)
 
+    def _text_route(self, part: _TextPart) -> Callable[[RegionChunk], None]:
+        """The handler of the ``region_chunk`` events of a text field (no interrupted region)."""
+
+        def route(event: RegionChunk) -> None:
+            first, text = part.chunk(event["text"])
+            if first:
+                self._on_text_start(part.kind)
+            if text:
+                self._on_text_delta(part.kind, text)
+
+        return route
+
+    def _tool_chunk(self, event: RegionChunk) -> None:
+        """The handler of the ``region_chunk`` events of the tool-call fields."""
+        index = self.tool_calls.stream_text(event["text"])
+        if index >= 0:
+            self._on_arguments(index, event["text"])
+            return
+        for call_event in self.tool_calls.process(event):
+            self._on_call(call_event)
+
     def _on_unparsed(self, event: Unparsed) -> None:
         """The raw text of a region that failed, kept by the parser: sent as content, where users see it.
 
@@ -362,6 +397,11 @@ class WireAdapter:
 
     def _on_call(self, event: ToolCallEvent) -> None:
         raise NotImplementedError
+
+    def _on_arguments(self, index: int, text: str) -> None:
+        """More argument text of call ``index`` streamed (a ``tool_call_delta`` that is not ``whole``);
+        an adapter may handle it without the event dict."""
+        self._on_call({"type": "tool_call_delta", "index": index, "arguments": text, "whole": False})
 
     def _on_finish(self, finish_reason: str, usage: Usage | None) -> None:
         raise NotImplementedError
