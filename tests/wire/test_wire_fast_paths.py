@@ -12,6 +12,7 @@ surrogates, cut into random chunks.
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 from typing import Any
@@ -23,7 +24,7 @@ import response_templates as rt
 from hypothesis_profiles import examples
 from response_templates.errors import ParseError
 from response_templates.toolstream import JsonScanner
-from response_templates.wire import WireAdapter
+from response_templates.wire import ChatCompletionsAdapter, WireAdapter
 from toolstream_fixtures import FAMILIES, GPT_OSS, HERMES, MISTRAL_PRE_V11, WEATHER_TOOLS, pieces, serialize
 from wire_checks import PROTOCOLS, USAGE, make_adapter
 
@@ -69,22 +70,24 @@ def test_feed_verbatim_reports_what_feed_reports(calls: list[dict], seed: int, e
     rng = random.Random(seed)
     documents = [{"name": "f", "arguments": arguments} for arguments in calls]
     text = serialize(documents if each else documents[0], rng)
+    if rng.random() < 0.3:  # invalid or cut off: the errors and their offsets agree too
+        at = rng.randrange(len(text) + 1)
+        text = text[:at] + rng.choice(["", "\x01", "\\x", "]"]) + text[at:] * rng.randrange(2)
     options: dict[str, Any] = {"name_paths": [("name",)], "arguments_paths": [("arguments",)], "each": each}
     general = JsonScanner(**options, hold=_hold)
     fast = JsonScanner(**options, hold=_hold)
     item = 0  # the item of the last arguments report, as the tool-call streamer tracks it
-    shortcuts = 0
     for chunk in pieces(text, rng):
         expected = general.feed(chunk)
-        if fast.feed_verbatim(chunk, item):
-            shortcuts += 1
-            got = [{"type": "arguments", "item": item, "raw": chunk, "json": chunk}]
+        verbatim = fast.feed_verbatim(chunk, item)
+        if verbatim is not None:
+            got = [{"type": "arguments", "item": item, "raw": verbatim, "json": verbatim}] if verbatim else []
         else:
             got = fast.feed(chunk)
         assert got == expected
         item = next((r["item"] for r in reversed(got) if r["type"] == "arguments"), item)
     assert fast.end() == general.end()
-    assert fast.done and not fast.failed
+    assert (fast.done, fast.failed) == (general.done, general.failed)
 
 
 def test_feed_verbatim_takes_plain_string_text_only() -> None:
@@ -95,19 +98,28 @@ def test_feed_verbatim_takes_plain_string_text_only() -> None:
         sent.extend(r["json"] for r in scanner.feed(text) if r["type"] == "arguments")
 
     feed('{"arguments": {"code": "x')
-    for text in ("a b", 'é\\n\\"'):
-        assert scanner.feed_verbatim(text, 0)
-        sent.append(text)
-    # not read: an escape written otherwise in canonical JSON, the end of the string, a cut escape, a
-    # control character, another item's arguments
-    for text, item in (("\\/", 0), ("\\u0041", 0), ('c"', 0), ("\\", 0), ("\x00", 0), ("abc", 1)):
-        assert not scanner.feed_verbatim(text, item)
-    feed('", "held": "y')
-    assert not scanner.feed_verbatim("abc", 0)  # held for typing: not sent as written
+    for text, verbatim in (
+        ("a b", "a b"),
+        ('é\\n\\"', 'é\\n\\"'),
+        ("c\\", "c"),
+        ("\\d", "\\\\d"),
+        ("\\", ""),
+        ("t", "\\t"),
+    ):
+        assert scanner.feed_verbatim(text, 0) == verbatim
+        sent.append(verbatim)
+    # not read: an escape written otherwise in canonical JSON, the end of the string, a control
+    # character, another item's arguments
+    for text, item in (("\\/", 0), ("\\u0041", 0), ('c"', 0), ("\x00", 0), ("abc", 1)):
+        assert scanner.feed_verbatim(text, item) is None
+    feed("e\\")
+    assert scanner.feed_verbatim("u0041", 0) is None  # an escape that canonical JSON writes otherwise
+    feed('u0041", "held": "y')
+    assert scanner.feed_verbatim("abc", 0) is None  # held for typing: not sent as written
     feed('", "k')
-    assert not scanner.feed_verbatim("abc", 0)  # a key
+    assert scanner.feed_verbatim("abc", 0) is None  # a key
     feed('": 1}}')
-    assert json.loads("".join(sent)) == {"code": 'xa bé\n"', "held": "Y", "k": 1}
+    assert json.loads("".join(sent)) == {"code": 'xa bé\n"c\\d\teA', "held": "Y", "k": 1}
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -115,7 +127,7 @@ def test_feed_verbatim_takes_plain_string_text_only() -> None:
 
 
 def _render(family: str, reasoning: str, content: str, calls: list[dict], rng: random.Random) -> str:
-    if family == "qwen3":
+    if family.startswith("qwen3"):
         out = f"<think>{reasoning}</think>{content}"
         for arguments in calls:
             out += f"<tool_call>\n{serialize({'name': 'get_weather', 'arguments': arguments}, rng)}\n</tool_call>"
@@ -132,8 +144,21 @@ def _render(family: str, reasoning: str, content: str, calls: list[dict], rng: r
     return content + (f"[TOOL_CALLS] {serialize(documents, rng)}" if calls else "") + "</s>"
 
 
-_TEMPLATES = {"qwen3": HERMES, "gpt-oss": GPT_OSS, "mistral": MISTRAL_PRE_V11}
-_PROMPTS = {"qwen3": "<|im_start|>assistant\n", "gpt-oss": "<|start|>assistant", "mistral": "[INST]Hi[/INST]"}
+_UNSTRIPPED = copy.deepcopy(HERMES)  # text sent as written, whitespace included
+for _field in ("reasoning_content", "content"):
+    _UNSTRIPPED["fields"][_field]["content_args"] = {"strip": False}
+_TEMPLATES = {
+    "qwen3": HERMES,
+    "qwen3-unstripped": _UNSTRIPPED,
+    "gpt-oss": GPT_OSS,
+    "mistral": MISTRAL_PRE_V11,
+}
+_PROMPTS = {
+    "qwen3": "<|im_start|>assistant\n",
+    "qwen3-unstripped": "<|im_start|>assistant\n",
+    "gpt-oss": "<|start|>assistant",
+    "mistral": "[INST]Hi[/INST]",
+}
 _OPTIONS: dict[str, list[dict[str, Any]]] = {
     "chat": [{}, {"reasoning_key": "both", "include_usage": True}],
     "responses": [{}],
@@ -245,3 +270,34 @@ def test_the_chunk_attributes_can_change_between_chunks() -> None:
         ],
         "usage": None,
     }
+
+
+def test_a_subclass_hooks_see_every_delta() -> None:
+    class Recording(ChatCompletionsAdapter):
+        def __init__(self, *args: Any, **kw: Any) -> None:
+            super().__init__(*args, **kw)
+            self.seen: list[tuple[str, str]] = []
+
+        def _on_text_delta(self, kind: str, text: str) -> None:
+            self.seen.append((kind, text))
+            super()._on_text_delta(kind, text)
+
+        def _on_call(self, event: Any) -> None:
+            if event["type"] == "tool_call_delta":
+                self.seen.append(("arguments", event["arguments"]))
+            super()._on_call(event)
+
+    rng = random.Random(0)
+    output = _render("qwen3", " Some thought. " * 20, "The answer. " * 20, [{"city": "Paris " * 20}], rng)
+    adapter = Recording(HERMES, tools=WEATHER_TOOLS)
+    parser = rt.ResponseParser(HERMES, prefix=_PROMPTS["qwen3"], tools=WEATHER_TOOLS)
+    adapter.feed(parser.initial_events)
+    for at in range(0, len(output), 3):
+        adapter.feed(parser.feed(output[at : at + 3]))
+    adapter.finish(parser.finalize()[1])
+    message = adapter.final()["choices"][0]["message"]
+    assert "".join(t for k, t in adapter.seen if k == "reasoning") == message["reasoning_content"]
+    assert "".join(t for k, t in adapter.seen if k == "content") == message["content"]
+    assert "".join(t for k, t in adapter.seen if k == "arguments") == "".join(
+        c["function"]["arguments"] for c in message["tool_calls"]
+    )

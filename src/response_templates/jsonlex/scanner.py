@@ -297,35 +297,45 @@ class JsonScanner:
         self._consumed += end
         return reports
 
-    def feed_verbatim(self, text: str, item: int) -> bool:
+    def feed_verbatim(self, text: str, item: int) -> str | None:
         """The shortcut of :meth:`feed` for most chunks of a long string argument: when the document is
         inside a string of the arguments value of ``item`` (not one held for typing) and ``text``
-        continues it verbatim (its canonical text is ``text`` itself: no quote that ends the string, no
-        character or escape that canonical JSON writes differently, no escape cut in two), read it and
-        return True: :meth:`feed` would have reported exactly ``{"type": "arguments", "item": item,
-        "raw": text, "json": text}``. Otherwise read nothing and return False.
+        continues it verbatim (it is its own canonical text: no quote that ends the string, no character
+        or escape that canonical JSON writes differently), read it and return the text ``t`` it adds to
+        the arguments: :meth:`feed` would have reported exactly ``{"type": "arguments", "item": item,
+        "raw": t, "json": t}`` (nothing, when ``t`` is empty). As with :meth:`feed`, an escape cut by the
+        end of the text waits for the next one (``t`` then lacks its backslash, and the next ``t`` starts
+        with it). Otherwise read nothing and return None.
 
         >>> scanner = JsonScanner(arguments_paths=[()])
         >>> scanner.feed('{"code": "x')  # doctest: +NORMALIZE_WHITESPACE
         [{'type': 'arguments', 'item': 0, 'raw': '{"code": "x', 'json': '{"code": "x'}]
-        >>> scanner.feed_verbatim('  y\\\\n', 0), scanner.feed_verbatim('z"', 0), scanner.feed_verbatim('\\\\/', 0)
-        (True, False, False)
+        >>> [scanner.feed_verbatim(t, 0) for t in ('  y\\\\n', 'z\\\\', '"w', '\\\\', 'n', 'z"', '\\\\/')]
+        ['  y\\\\n', 'z', '\\\\"w', '', '\\\\n', None, None]
         """
         if (
             self._state != _STRING
             or self._raw_item != item
             or self._ssink is not self._out
             or self._out
-            or self._carry
             or self._pending_high >= 0
             or not text
         ):
-            return False
+            return None
+        carry = self._carry
+        if carry:  # the start of an escape (in a string, only an escape waits)
+            text = carry + text
         # Printable text without a quote or a backslash is verbatim (the quick test); other text may be.
         if ('"' in text or "\\" in text or not text.isprintable()) and _VERBATIM.fullmatch(text) is None:
-            return False
+            if text[-1] != "\\" or _VERBATIM.fullmatch(text, 0, len(text) - 1) is None:
+                return None
+            # an escape cut in two: its backslash waits, as feed() leaves it
+            self._carry = "\\"
+            text = text[:-1]
+        elif carry:
+            self._carry = ""
         self._consumed += len(text)
-        return True
+        return text
 
     def end(self) -> list[Event]:
         """The document ended: report what is still pending, or an error if it is incomplete."""

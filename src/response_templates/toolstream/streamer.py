@@ -177,24 +177,25 @@ class ToolCallStreamer:
             self._on_close(event, cut_off)
         return out
 
-    def stream_text(self, text: str) -> int:
+    def stream_text(self, text: str) -> tuple[int, str] | None:
         """The shortcut of :meth:`process` for most chunks of a long string argument: when the text of a
         ``region_chunk`` continues, verbatim, a string in the arguments of the call being streamed
-        (:meth:`JsonScanner.feed_verbatim`), read it and return the call's index: :meth:`process` would
-        have returned exactly ``[{"type": "tool_call_delta", "index": index, "arguments": text, "whole":
-        False}]``. Otherwise return -1 and read nothing (process the event).
+        (:meth:`JsonScanner.feed_verbatim`), read it and return ``(index, arguments)``: :meth:`process`
+        would have returned exactly ``[{"type": "tool_call_delta", "index": index, "arguments":
+        arguments, "whole": False}]``, or nothing when ``arguments`` is empty (the chunk is the backslash
+        of an escape, which waits for the next one). Otherwise return None and read nothing (process the
+        event).
         """
         call = self._streaming
         scanner = self._scanner
-        if (
-            call is None
-            or call.ended
-            or scanner is None
-            or not scanner.feed_verbatim(text, self._streaming_item)
-        ):
-            return -1
-        call.sent.append(text)
-        return call.index
+        if call is None or call.ended or scanner is None:
+            return None
+        arguments = scanner.feed_verbatim(text, self._streaming_item)
+        if arguments is None:
+            return None
+        if arguments:
+            call.sent.append(arguments)
+        return call.index, arguments
 
     # -- regions ---------------------------------------------------------------------------------------
 

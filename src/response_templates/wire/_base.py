@@ -358,9 +358,11 @@ class WireAdapter:
 
     def _tool_chunk(self, event: RegionChunk) -> None:
         """The handler of the ``region_chunk`` events of the tool-call fields."""
-        index = self.tool_calls.stream_text(event["text"])
-        if index >= 0:
-            self._on_arguments(index, event["text"])
+        streamed = self.tool_calls.stream_text(event["text"])
+        if streamed is not None:
+            index, text = streamed
+            if text:
+                self._on_call({"type": "tool_call_delta", "index": index, "arguments": text, "whole": False})
             return
         for call_event in self.tool_calls.process(event):
             self._on_call(call_event)
@@ -397,11 +399,6 @@ class WireAdapter:
 
     def _on_call(self, event: ToolCallEvent) -> None:
         raise NotImplementedError
-
-    def _on_arguments(self, index: int, text: str) -> None:
-        """More argument text of call ``index`` streamed (a ``tool_call_delta`` that is not ``whole``);
-        an adapter may handle it without the event dict."""
-        self._on_call({"type": "tool_call_delta", "index": index, "arguments": text, "whole": False})
 
     def _on_finish(self, finish_reason: str, usage: Usage | None) -> None:
         raise NotImplementedError

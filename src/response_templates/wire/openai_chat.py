@@ -117,6 +117,9 @@ class ChatCompletionsAdapter(WireAdapter):
             created=created,
         )
         self.id = completion_id or self._ids.make("chatcmpl-")
+        if type(self)._on_call is not ChatCompletionsAdapter._on_call:  # a subclass sends calls its own way
+            for name in self.tool_calls.fields:
+                self._routes[name] = super()._tool_chunk
         self._calls: list[dict[str, Any]] = []  # the message's tool_calls, as sent
         self._arguments: list[list[str]] = []
 
@@ -223,29 +226,45 @@ class ChatCompletionsAdapter(WireAdapter):
 
     def _text_route(self, part: _TextPart) -> Callable[[RegionChunk], None]:
         general = super()._text_route(part)
+        if type(self)._on_text_delta is not ChatCompletionsAdapter._on_text_delta:
+            return general  # a subclass sends text its own way
         sink = self._content if part.kind == "content" else self._reasoning
         keys = ("content",) if part.kind == "content" else self._reasoning_keys
         key = keys[0] if len(keys) == 1 else None
 
         def route(event: RegionChunk) -> None:
-            text = event["text"]
-            # Text that the stripping leaves as it is (the region's text started, no whitespace held
-            # back, none at its end) is sent as it is: what _TextPart.chunk and _on_text_delta do then.
-            if part.started and not part.pending and text and not text[-1].isspace():
-                sink.append(text)
-                chunk = (self._head or self._new_head()).copy()  # _new_chunk, inline
-                choice = self._choice.copy()
-                choice["delta"] = {key: text} if key is not None else dict.fromkeys(keys, text)
-                chunk["choices"] = [choice]
-                self._out.append(chunk)
-            else:
+            # Once the region's text started, what _TextPart.chunk returns is sent as _on_text_delta
+            # sends it; text the stripping leaves as it is (nothing held back, no whitespace at its end)
+            # is that text itself.
+            if not part.started:
                 general(event)
+                return
+            text = event["text"]
+            if part.pending or not text or text[-1].isspace():
+                text = part.chunk(text)[1]
+                if not text:
+                    return
+            sink.append(text)
+            chunk = (self._head or self._new_head()).copy()  # _new_chunk, inline
+            choice = self._choice.copy()
+            choice["delta"] = {key: text} if key is not None else dict.fromkeys(keys, text)
+            chunk["choices"] = [choice]
+            self._out.append(chunk)
 
         return route
 
-    def _on_arguments(self, index: int, text: str) -> None:
+    def _tool_chunk(self, event: RegionChunk) -> None:
+        streamed = self.tool_calls.stream_text(event["text"])
+        if streamed is None:
+            for call_event in self.tool_calls.process(event):
+                self._on_call(call_event)
+            return
+        index, text = streamed
+        if not text:
+            return
         sent = self._arguments[index]
         if sent and sent[0]:  # then the announcement already has arguments, or is not the last chunk
+            # What _on_call does with the tool_call_delta then.
             sent.append(text)
             chunk = (self._head or self._new_head()).copy()  # _new_chunk, inline
             choice = self._choice.copy()
@@ -253,7 +272,7 @@ class ChatCompletionsAdapter(WireAdapter):
             chunk["choices"] = [choice]
             self._out.append(chunk)
         else:
-            super()._on_arguments(index, text)
+            self._on_call({"type": "tool_call_delta", "index": index, "arguments": text, "whole": False})
 
     def _on_call(self, event: ToolCallEvent) -> None:
         index = event["index"]
