@@ -97,15 +97,10 @@ class ChatCompletionsAdapter(WireAdapter):
     ) -> None:
         if reasoning_key not in _REASONING_KEYS:
             raise ValueError(f"reasoning_key must be one of {sorted(_REASONING_KEYS)}, got {reasoning_key!r}")
-        # Set before the base class builds the text handlers (_text_route), which use them.
         self._head: Chunk | None = None  # the constant part of every chunk (see _new_chunk)
         self._choice: dict[str, Any] = {}
-        self._id = ""
         self._choice_index = choice_index
         self._include_usage = include_usage
-        self._reasoning_keys = _REASONING_KEYS[reasoning_key]
-        self._content: list[str] = []
-        self._reasoning: list[str] = []
         super().__init__(
             template,
             tools=tools,
@@ -117,9 +112,14 @@ class ChatCompletionsAdapter(WireAdapter):
             created=created,
         )
         self.id = completion_id or self._ids.make("chatcmpl-")
-        if type(self)._on_call is not ChatCompletionsAdapter._on_call:  # a subclass sends calls its own way
-            for name in self.tool_calls.fields:
-                self._routes[name] = super()._tool_chunk
+        self._reasoning_keys = _REASONING_KEYS[reasoning_key]
+        self._reasoning_key = self._reasoning_keys[0] if len(self._reasoning_keys) == 1 else None
+        self._content: list[str] = []
+        self._reasoning: list[str] = []
+        # The shortcuts of _text_chunk and _tool_chunk do what _on_text_delta and _on_call do: not for a
+        # subclass that sends text or calls its own way.
+        self._short_text = type(self)._on_text_delta is ChatCompletionsAdapter._on_text_delta
+        self._short_calls = type(self)._on_call is ChatCompletionsAdapter._on_call
         self._calls: list[dict[str, Any]] = []  # the message's tool_calls, as sent
         self._arguments: list[list[str]] = []
 
@@ -224,36 +224,34 @@ class ChatCompletionsAdapter(WireAdapter):
             self._reasoning.append(text)
             self._chunk(dict.fromkeys(self._reasoning_keys, text))
 
-    def _text_route(self, part: _TextPart) -> Callable[[RegionChunk], None]:
-        general = super()._text_route(part)
-        if type(self)._on_text_delta is not ChatCompletionsAdapter._on_text_delta:
-            return general  # a subclass sends text its own way
-        sink = self._content if part.kind == "content" else self._reasoning
-        keys = ("content",) if part.kind == "content" else self._reasoning_keys
-        key = keys[0] if len(keys) == 1 else None
-
-        def route(event: RegionChunk) -> None:
-            # Once the region's text started, what _TextPart.chunk returns is sent as _on_text_delta
-            # sends it; text the stripping leaves as it is (nothing held back, no whitespace at its end)
-            # is that text itself.
-            if not part.started:
-                general(event)
+    def _text_chunk(self, part: _TextPart, event: RegionChunk) -> None:
+        # Once the region's text started, what _TextPart.chunk returns is sent as _on_text_delta sends
+        # it; text the stripping leaves as it is (nothing held back, no whitespace at its end) is that
+        # text itself.
+        if not part.started or not self._short_text:
+            super()._text_chunk(part, event)
+            return
+        text = event["text"]
+        if part.pending or not text or text[-1].isspace():
+            text = part.chunk(text)[1]
+            if not text:
                 return
-            text = event["text"]
-            if part.pending or not text or text[-1].isspace():
-                text = part.chunk(text)[1]
-                if not text:
-                    return
-            sink.append(text)
-            chunk = (self._head or self._new_head()).copy()  # _new_chunk, inline
-            choice = self._choice.copy()
-            choice["delta"] = {key: text} if key is not None else dict.fromkeys(keys, text)
-            chunk["choices"] = [choice]
-            self._out.append(chunk)
-
-        return route
+        chunk = (self._head or self._new_head()).copy()  # _new_chunk, inline
+        choice = self._choice.copy()
+        if part.kind == "content":
+            self._content.append(text)
+            choice["delta"] = {"content": text}
+        else:
+            self._reasoning.append(text)
+            key = self._reasoning_key
+            choice["delta"] = {key: text} if key is not None else dict.fromkeys(self._reasoning_keys, text)
+        chunk["choices"] = [choice]
+        self._out.append(chunk)
 
     def _tool_chunk(self, event: RegionChunk) -> None:
+        if not self._short_calls:
+            super()._tool_chunk(event)
+            return
         streamed = self.tool_calls.stream_text(event["text"])
         if streamed is None:
             for call_event in self.tool_calls.process(event):
