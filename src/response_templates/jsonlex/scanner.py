@@ -58,6 +58,9 @@ _SHORT_ESCAPES = {
     "t": "\\t",
 }
 _NEEDS_ESCAPE = _STR_SPECIAL  # the characters a canonical string escapes
+# String text that is its own canonical text and stays inside the string: no quote, control character or
+# surrogate, and only complete escapes that canonical JSON writes the same way (not \/ nor \uXXXX).
+_VERBATIM = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]*(?:\\["\\bfnrt][^"\\\x00-\x1f\ud800-\udfff]*)*')
 
 
 def _canonical_char(char: str) -> str:
@@ -293,6 +296,46 @@ class JsonScanner:
             self._report_arguments(self._raw_item, text[self._raw_from : end])
         self._consumed += end
         return reports
+
+    def feed_verbatim(self, text: str, item: int) -> str | None:
+        """The shortcut of :meth:`feed` for most chunks of a long string argument: when the document is
+        inside a string of the arguments value of ``item`` (not one held for typing) and ``text``
+        continues it verbatim (it is its own canonical text: no quote that ends the string, no character
+        or escape that canonical JSON writes differently), read it and return the text ``t`` it adds to
+        the arguments: :meth:`feed` would have reported exactly ``{"type": "arguments", "item": item,
+        "raw": t, "json": t}`` (nothing, when ``t`` is empty). As with :meth:`feed`, an escape cut by the
+        end of the text waits for the next one (``t`` then lacks its backslash, and the next ``t`` starts
+        with it). Otherwise read nothing and return None.
+
+        >>> scanner = JsonScanner(arguments_paths=[()])
+        >>> scanner.feed('{"code": "x')  # doctest: +NORMALIZE_WHITESPACE
+        [{'type': 'arguments', 'item': 0, 'raw': '{"code": "x', 'json': '{"code": "x'}]
+        >>> [scanner.feed_verbatim(t, 0) for t in ('  y\\\\n', 'z\\\\', '"w', '\\\\', 'n', 'z"', '\\\\/')]
+        ['  y\\\\n', 'z', '\\\\"w', '', '\\\\n', None, None]
+        """
+        if (
+            self._state != _STRING
+            or self._raw_item != item
+            or self._ssink is not self._out
+            or self._out
+            or self._pending_high >= 0
+            or not text
+        ):
+            return None
+        carry = self._carry
+        if carry:  # the start of an escape (in a string, only an escape waits)
+            text = carry + text
+        # Printable text without a quote or a backslash is verbatim (the quick test); other text may be.
+        if ('"' in text or "\\" in text or not text.isprintable()) and _VERBATIM.fullmatch(text) is None:
+            if text[-1] != "\\" or _VERBATIM.fullmatch(text, 0, len(text) - 1) is None:
+                return None
+            # an escape cut in two: its backslash waits, as feed() leaves it
+            self._carry = "\\"
+            text = text[:-1]
+        elif carry:
+            self._carry = ""
+        self._consumed += len(text)
+        return text
 
     def end(self) -> list[Event]:
         """The document ended: report what is still pending, or an error if it is incomplete."""

@@ -127,6 +127,9 @@ class ToolCallStreamer:
         self._captures: Mapping[str, str] = {}
         self._calls: list[_Call] = []
         self._scanner: JsonScanner | None = None
+        # The call whose arguments the last 'arguments' report of the scanner streamed, and its item.
+        self._streaming: _Call | None = None
+        self._streaming_item = -1
         self._out: list[ToolCallEvent] = []
 
     # -- public API ------------------------------------------------------------------------------------
@@ -174,6 +177,26 @@ class ToolCallStreamer:
             self._on_close(event, cut_off)
         return out
 
+    def stream_text(self, text: str) -> tuple[int, str] | None:
+        """The shortcut of :meth:`process` for most chunks of a long string argument: when the text of a
+        ``region_chunk`` continues, verbatim, a string in the arguments of the call being streamed
+        (:meth:`JsonScanner.feed_verbatim`), read it and return ``(index, arguments)``: :meth:`process`
+        would have returned exactly ``[{"type": "tool_call_delta", "index": index, "arguments":
+        arguments, "whole": False}]``, or nothing when ``arguments`` is empty (the chunk is the backslash
+        of an escape, which waits for the next one). Otherwise return None and read nothing (process the
+        event).
+        """
+        call = self._streaming
+        scanner = self._scanner
+        if call is None or call.ended or scanner is None:
+            return None
+        arguments = scanner.feed_verbatim(text, self._streaming_item)
+        if arguments is None:
+            return None
+        if arguments:
+            call.sent.append(arguments)
+        return call.index, arguments
+
     # -- regions ---------------------------------------------------------------------------------------
 
     def _on_open(self, captures: Mapping[str, str]) -> None:
@@ -182,6 +205,7 @@ class ToolCallStreamer:
         self._captures = captures
         self._calls = []
         self._scanner = None
+        self._streaming = None
         if plan is None or not self.eager:
             return
         if plan.scan and ((plan.name is not None and plan.name[0] == "json") or plan.arguments is not None):
@@ -326,6 +350,8 @@ class ToolCallStreamer:
                     call.deferred = True  # not an object: sent whole at close
                 elif text:
                     self._send(call, text)
+                    self._streaming = call
+                    self._streaming_item = report["item"]
             elif kind == "arguments_done":
                 self._call(report["item"]).args_done = True
             elif kind == "name" or kind == "id":

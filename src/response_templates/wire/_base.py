@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import ParserStateError, TemplateError
-from ..events import ParserEvent, ToolCallEvent, Unparsed
+from ..events import ParserEvent, RegionChunk, ToolCallEvent, Unparsed
 from ..language import ResponseTemplate, load_template
 from ..toolstream import ToolCallStreamer
 from ..toolstream.streamer import ARGUMENT_MODES
@@ -211,6 +211,12 @@ class WireAdapter:
         else:
             self._unparsed = _TextPart("content", strip=False, per_region=True, join=None)
         self._out: list[Chunk] = []
+        # The fields whose region_chunk events feed() hands straight to _text_chunk or _tool_chunk (plain
+        # data: a table of bound methods would make every adapter a reference cycle).
+        self._text_fields: dict[str, _TextPart] = {
+            name: part for name, part in self._parts.items() if name not in self.tool_calls.fields
+        }
+        self._tool_fields: frozenset[str] = self.tool_calls.fields
         # Block protocols and interleaved regions (extension 'interleaved'): the text part whose region is
         # open, and the one whose region a nested region (a tool call in the reasoning) interrupted.
         self._active: _TextPart | None = None
@@ -240,7 +246,20 @@ class WireAdapter:
         if not self._started:
             self._started = True
             self._on_start()
+        text_fields = self._text_fields
+        tool_fields = self._tool_fields
         for event in events:
+            # Most events are the region_chunk of a text or a tool-call field: straight to its handler
+            # (what _event does with them), unless a text region resumes after an interruption.
+            if event["type"] == "region_chunk" and self._interrupted is None:
+                field = event.get("field")
+                part = text_fields.get(field) if field is not None else None
+                if part is not None:
+                    self._text_chunk(part, event)
+                    continue
+                if field in tool_fields:
+                    self._tool_chunk(event)
+                    continue
             self._event(event, False)
         return out
 
@@ -329,6 +348,25 @@ class WireAdapter:
             self._active = None
             if part.close() and part.per_region:
                 self._on_text_end(part.kind, cut_off)
+
+    def _text_chunk(self, part: _TextPart, event: RegionChunk) -> None:
+        """A ``region_chunk`` of a text field (no interrupted region): what :meth:`_event` does with it."""
+        first, text = part.chunk(event["text"])
+        if first:
+            self._on_text_start(part.kind)
+        if text:
+            self._on_text_delta(part.kind, text)
+
+    def _tool_chunk(self, event: RegionChunk) -> None:
+        """The handler of the ``region_chunk`` events of the tool-call fields."""
+        streamed = self.tool_calls.stream_text(event["text"])
+        if streamed is not None:
+            index, text = streamed
+            if text:
+                self._on_call({"type": "tool_call_delta", "index": index, "arguments": text, "whole": False})
+            return
+        for call_event in self.tool_calls.process(event):
+            self._on_call(call_event)
 
     def _on_unparsed(self, event: Unparsed) -> None:
         """The raw text of a region that failed, kept by the parser: sent as content, where users see it.

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from ..events import ParserEvent, ToolCallEvent
+from ..events import ParserEvent, RegionChunk, ToolCallEvent
 from ..language import ResponseTemplate
-from ._base import Chunk, Usage, WireAdapter, dumps_chunk
+from ._base import Chunk, Usage, WireAdapter, _TextPart, dumps_chunk
 
 __all__ = ["ChatCompletionsAdapter"]
 
@@ -97,6 +97,10 @@ class ChatCompletionsAdapter(WireAdapter):
     ) -> None:
         if reasoning_key not in _REASONING_KEYS:
             raise ValueError(f"reasoning_key must be one of {sorted(_REASONING_KEYS)}, got {reasoning_key!r}")
+        self._head: Chunk | None = None  # the constant part of every chunk (see _new_chunk)
+        self._choice: dict[str, Any] = {}
+        self._choice_index = choice_index
+        self._include_usage = include_usage
         super().__init__(
             template,
             tools=tools,
@@ -108,13 +112,68 @@ class ChatCompletionsAdapter(WireAdapter):
             created=created,
         )
         self.id = completion_id or self._ids.make("chatcmpl-")
-        self.choice_index = choice_index
-        self.include_usage = include_usage
         self._reasoning_keys = _REASONING_KEYS[reasoning_key]
+        self._reasoning_key = self._reasoning_keys[0] if len(self._reasoning_keys) == 1 else None
         self._content: list[str] = []
         self._reasoning: list[str] = []
+        # The shortcuts of _text_chunk and _tool_chunk do what _on_text_delta and _on_call do: not for a
+        # subclass that sends text or calls its own way.
+        self._short_text = type(self)._on_text_delta is ChatCompletionsAdapter._on_text_delta
+        self._short_calls = type(self)._on_call is ChatCompletionsAdapter._on_call
         self._calls: list[dict[str, Any]] = []  # the message's tool_calls, as sent
         self._arguments: list[list[str]] = []
+
+    # The attributes every chunk repeats: setting one rebuilds the constant part of the chunks.
+
+    @property
+    def id(self) -> str:
+        """The ``id`` of every chunk."""
+        return self._id
+
+    @id.setter
+    def id(self, value: str) -> None:
+        self._id = value
+        self._head = None
+
+    @property
+    def model(self) -> str:
+        """The ``model`` of every chunk."""
+        return self._model
+
+    @model.setter
+    def model(self, value: str) -> None:
+        self._model = value
+        self._head = None
+
+    @property
+    def created(self) -> int:
+        """The ``created`` timestamp of every chunk."""
+        return self._created
+
+    @created.setter
+    def created(self, value: int) -> None:
+        self._created = value
+        self._head = None
+
+    @property
+    def choice_index(self) -> int:
+        """The ``choices[].index`` of every chunk."""
+        return self._choice_index
+
+    @choice_index.setter
+    def choice_index(self, value: int) -> None:
+        self._choice_index = value
+        self._head = None
+
+    @property
+    def include_usage(self) -> bool | None:
+        """The request's ``stream_options.include_usage`` (see the class)."""
+        return self._include_usage
+
+    @include_usage.setter
+    def include_usage(self, value: bool | None) -> None:
+        self._include_usage = value
+        self._head = None
 
     def encode(self, chunks: Iterable[Chunk]) -> str:
         """The chunks as server-sent events (``data: {...}`` lines); end the stream with
@@ -123,19 +182,35 @@ class ChatCompletionsAdapter(WireAdapter):
 
     # -- hooks -------------------------------------------------------------------------------------------
 
-    def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> Chunk:
-        chunk = {
-            "id": self.id,
+    def _new_head(self) -> Chunk:
+        """The constant part of every chunk, with its keys in order (``choices`` is replaced), and of
+        every choice (``delta`` is replaced)."""
+        head: Chunk = {
+            "id": self._id,
             "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "choices": [
-                {"index": self.choice_index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
-            ],
+            "created": self._created,
+            "model": self._model,
+            "choices": None,
         }
-        if self.include_usage:
-            chunk["usage"] = None  # the protocol: null on every chunk but the last one
+        if self._include_usage:
+            head["usage"] = None  # the protocol: null on every chunk but the last one
+        self._choice = {"index": self._choice_index, "delta": None, "logprobs": None, "finish_reason": None}
+        self._head = head
+        return head
+
+    def _new_chunk(self, delta: dict[str, Any]) -> Chunk:
+        """A chunk with ``delta`` (no finish reason); appended to the output."""
+        chunk = (self._head or self._new_head()).copy()
+        choice = self._choice.copy()
+        choice["delta"] = delta
+        chunk["choices"] = [choice]
         self._out.append(chunk)
+        return chunk
+
+    def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> Chunk:
+        chunk = self._new_chunk(delta)
+        if finish_reason is not None:
+            chunk["choices"][0]["finish_reason"] = finish_reason
         return chunk
 
     def _on_start(self) -> None:
@@ -148,6 +223,54 @@ class ChatCompletionsAdapter(WireAdapter):
         else:
             self._reasoning.append(text)
             self._chunk(dict.fromkeys(self._reasoning_keys, text))
+
+    def _text_chunk(self, part: _TextPart, event: RegionChunk) -> None:
+        # Once the region's text started, what _TextPart.chunk returns is sent as _on_text_delta sends
+        # it; text the stripping leaves as it is (nothing held back, no whitespace at its end) is that
+        # text itself.
+        if not part.started or not self._short_text:
+            super()._text_chunk(part, event)
+            return
+        text = event["text"]
+        if part.pending or not text or text[-1].isspace():
+            text = part.chunk(text)[1]
+            if not text:
+                return
+        chunk = (self._head or self._new_head()).copy()  # _new_chunk, inline
+        choice = self._choice.copy()
+        if part.kind == "content":
+            self._content.append(text)
+            choice["delta"] = {"content": text}
+        else:
+            self._reasoning.append(text)
+            key = self._reasoning_key
+            choice["delta"] = {key: text} if key is not None else dict.fromkeys(self._reasoning_keys, text)
+        chunk["choices"] = [choice]
+        self._out.append(chunk)
+
+    def _tool_chunk(self, event: RegionChunk) -> None:
+        if not self._short_calls:
+            super()._tool_chunk(event)
+            return
+        streamed = self.tool_calls.stream_text(event["text"])
+        if streamed is None:
+            for call_event in self.tool_calls.process(event):
+                self._on_call(call_event)
+            return
+        index, text = streamed
+        if not text:
+            return
+        sent = self._arguments[index]
+        if sent and sent[0]:  # then the announcement already has arguments, or is not the last chunk
+            # What _on_call does with the tool_call_delta then.
+            sent.append(text)
+            chunk = (self._head or self._new_head()).copy()  # _new_chunk, inline
+            choice = self._choice.copy()
+            choice["delta"] = {"tool_calls": [{"index": index, "function": {"arguments": text}}]}
+            chunk["choices"] = [choice]
+            self._out.append(chunk)
+        else:
+            self._on_call({"type": "tool_call_delta", "index": index, "arguments": text, "whole": False})
 
     def _on_call(self, event: ToolCallEvent) -> None:
         index = event["index"]
