@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..calls import ARGUMENTS_KEYS, ID_KEY, NAME_KEY, arguments_key, call_function
@@ -158,6 +159,9 @@ def _not_json(source: Source) -> Source:
     return source if source is None or source[0] != "json" else None
 
 
+# A plan depends on the compiled field only (fields are immutable, compared by identity), and every
+# adapter of a stream needs one: computed once per field.
+@lru_cache(maxsize=512)
 def tool_call_plan(field: FieldSpec) -> ToolCallPlan:
     """Work out, from a field's transform, where its calls' name, id and arguments come from.
 

@@ -69,7 +69,14 @@ class _Ids:
     def make(self, prefix: str, length: int = 24) -> str:
         if self._rng is not None:
             return prefix + "".join(self._rng.choice(_ALPHABET) for _ in range(length))
-        return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(length))
+        # One draw from the system's secure source, written in base 62: every id equally likely, as
+        # when each character is drawn on its own, at a fraction of the cost.
+        number = secrets.randbelow(len(_ALPHABET) ** length)
+        digits = []
+        for _ in range(length):
+            number, digit = divmod(number, len(_ALPHABET))
+            digits.append(_ALPHABET[digit])
+        return prefix + "".join(digits)
 
 
 class _TextPart:
