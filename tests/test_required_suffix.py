@@ -72,3 +72,22 @@ def test_required_suffix_reading() -> None:
     assert regex_required_suffix(r"(?:(?P<n>a)|(?P<n>b))c") == "c"  # a name used twice is fine
     assert regex_required_suffix(r"x$") == ""
     assert regex_required_suffix(r"(?i)ab") == ""  # case-insensitive: not a literal
+
+
+def test_a_text_without_the_suffix_is_not_searched() -> None:
+    """A catastrophic pattern cannot stall on text that lacks the literal its matches end with: no
+    search runs there (the same text with the literal, below, does time out)."""
+    template = rt.load_template(
+        {"start_anchor": "<A>", "fields": {"c": {"close_pattern": "(?:a|aa)+c"}}}, regex_timeout=0.2
+    )
+    assert rt.parse_response("a" * 40, template, prefix="") == {"c": "a" * 40}
+    parser = rt.ResponseParser(template, prefix="")
+    for _ in range(40):
+        parser.feed("a")
+    assert parser.finalize()[0] == {"c": "a" * 40}
+    try:
+        rt.parse_response("a" * 40 + "!c", template, prefix="")
+    except rt.PatternTimeoutError as error:
+        assert error.key == "close_pattern"
+    else:  # pragma: no cover - the engine found a shortcut
+        raise AssertionError("expected the search to time out")
