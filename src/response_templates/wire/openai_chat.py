@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from ..events import ParserEvent, RegionChunk, ToolCallEvent
 from ..language import ResponseTemplate
@@ -16,6 +16,30 @@ _REASONING_KEYS = {
     "reasoning": ("reasoning",),
     "both": ("reasoning_content", "reasoning"),
 }
+
+
+_T = TypeVar("_T")
+
+
+class _ChunkConstant(Generic[_T]):
+    """An attribute that every chunk repeats (``id``, ``model``, ...): kept as ``_<name>``; setting it
+    drops the prepared constant part of the chunks, which the next chunk builds again."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = "_" + name
+
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> _ChunkConstant[_T]: ...
+    @overload
+    def __get__(self, obj: object, objtype: type | None = None) -> _T: ...
+    def __get__(self, obj: object | None, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(obj, self._slot)
+
+    def __set__(self, obj: Any, value: _T) -> None:
+        setattr(obj, self._slot, value)
+        obj._head = None
 
 
 class ChatCompletionsAdapter(WireAdapter):
@@ -124,56 +148,16 @@ class ChatCompletionsAdapter(WireAdapter):
         self._arguments: list[list[str]] = []
 
     # The attributes every chunk repeats: setting one rebuilds the constant part of the chunks.
-
-    @property
-    def id(self) -> str:
-        """The ``id`` of every chunk."""
-        return self._id
-
-    @id.setter
-    def id(self, value: str) -> None:
-        self._id = value
-        self._head = None
-
-    @property
-    def model(self) -> str:
-        """The ``model`` of every chunk."""
-        return self._model
-
-    @model.setter
-    def model(self, value: str) -> None:
-        self._model = value
-        self._head = None
-
-    @property
-    def created(self) -> int:
-        """The ``created`` timestamp of every chunk."""
-        return self._created
-
-    @created.setter
-    def created(self, value: int) -> None:
-        self._created = value
-        self._head = None
-
-    @property
-    def choice_index(self) -> int:
-        """The ``choices[].index`` of every chunk."""
-        return self._choice_index
-
-    @choice_index.setter
-    def choice_index(self, value: int) -> None:
-        self._choice_index = value
-        self._head = None
-
-    @property
-    def include_usage(self) -> bool | None:
-        """The request's ``stream_options.include_usage`` (see the class)."""
-        return self._include_usage
-
-    @include_usage.setter
-    def include_usage(self, value: bool | None) -> None:
-        self._include_usage = value
-        self._head = None
+    #: The ``id`` of every chunk.
+    id: _ChunkConstant[str] = _ChunkConstant()
+    #: The ``model`` of every chunk.
+    model: _ChunkConstant[str] = _ChunkConstant()
+    #: The ``created`` timestamp of every chunk.
+    created: _ChunkConstant[int] = _ChunkConstant()
+    #: The ``choices[].index`` of every chunk.
+    choice_index: _ChunkConstant[int] = _ChunkConstant()
+    #: The request's ``stream_options.include_usage`` (see the class).
+    include_usage: _ChunkConstant[bool | None] = _ChunkConstant()
 
     def encode(self, chunks: Iterable[Chunk]) -> str:
         """The chunks as server-sent events (``data: {...}`` lines); end the stream with
@@ -186,10 +170,10 @@ class ChatCompletionsAdapter(WireAdapter):
         """The constant part of every chunk, with its keys in order (``choices`` is replaced), and of
         every choice (``delta`` is replaced)."""
         head: Chunk = {
-            "id": self._id,
+            "id": self.id,
             "object": "chat.completion.chunk",
-            "created": self._created,
-            "model": self._model,
+            "created": self.created,
+            "model": self.model,
             "choices": None,
         }
         if self._include_usage:
