@@ -12,7 +12,8 @@ starts before the undecided position is final: every continuation of the stream 
 
 * **Literals** (and literal lists): the undecided position is the start of the longest suffix of the
   buffer that is a proper prefix of one of the literals. All literals watched in one parser state share
-  one combined matcher, so a chunk costs one C-level search plus, rarely, a short suffix check.
+  one combined matcher (Python's own ``re``: a plain alternation of literals is linear, so it is neither
+  timed nor charged), so a chunk costs one C-level search plus, rarely, a short suffix check.
 * **Regexes**: the leftmost-first match comes from a normal search. The undecided position comes from
   a *probe*: the pattern wrapped as ``(?>(?:P))(?=[\\s\\S])(?!)`` and searched with the ``regex``
   module's partial matching. The atomic group makes the engine explore, at each start position, exactly
@@ -22,7 +23,9 @@ starts before the undecided position is final: every continuation of the stream 
   buffer. (A never-matching branch and a lookahead for the first characters only speed the probe up,
   see patterns.compile_pattern.) End-of-input assertions (``$``, ``\\Z``, ``\\b``, ``\\B``, ``\\m``, ``\\M``) are
   rewritten into equivalent lookarounds that read a character, so that they, too, register as touching
-  the end of the buffer.
+  the end of the buffer. A regex whose every match ends with the same literal (``required_suffix``) is
+  neither searched nor probed where that literal is absent (:meth:`Delimiter.find_regex`), and no
+  delimiter probes past the earliest match the scan has found.
 
 Work per call is proportional to the text searched (the unrouted tail of the buffer), which the parser
 keeps short, and does not grow with the number of delimiters: many regex delimiters that start with
@@ -527,7 +530,7 @@ class WatchSet:
         and before ``match`` can be routed now). With ``final`` the text is complete: nothing is
         undecided and ``undecided`` is ``len(text)``. ``memo`` (for scans of one unchanged ``text``) keeps
         each pattern's last search so that a later scan of the same text reuses it. ``meter`` is charged
-        with every search (a number: a per-search timeout in seconds, nothing else bounded).
+        with every regex search (a number: a per-search timeout in seconds, nothing else bounded).
         """
         best: tuple[Any, ...] | None = None
         undecided = _INF
