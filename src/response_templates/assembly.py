@@ -66,6 +66,7 @@ class MessageAssembler:
         self._implicit_start = 0
         # (raw, captures, offset) per segment: an implicit field with 'repeats' gives one item per segment.
         self._implicit_items: list[tuple[str, dict[str, str], int]] = []
+        self._kept = False  # whether some key's values hold kept text (errors="keep")
 
     def _add_routed(
         self,
@@ -141,6 +142,7 @@ class MessageAssembler:
             self.add_implicit_segment(text, {}, offset)
         else:
             self._values.setdefault(KEPT_KEY, []).append(_KeptText(text))
+            self._kept = True
 
     def message(self, prefix_length: int, keep: list[ParseError] | None = None) -> dict[str, Any]:
         """Build the final message.
@@ -167,9 +169,10 @@ class MessageAssembler:
                     raise
                 keep.append(err)
                 all_values.setdefault(KEPT_KEY, []).insert(0, _KeptText(raw))
+                self._kept = True
         for name, values in all_values.items():
             field = t.by_name.get(name)
-            if any(type(v) is _KeptText for v in values):
+            if self._kept and any(type(v) is _KeptText for v in values):
                 message[name] = self._with_kept(field, values)
             elif field is None:  # an output key fed only through 'into' or 'route'
                 message[name] = self._unfielded(name, values)
