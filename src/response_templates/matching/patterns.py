@@ -207,11 +207,8 @@ def regex_first_chars(source: str) -> str | None:
     >>> regex_first_chars(r"\\s*</think>") is None
     True
     """
-    try:
-        parsed = sre_parse.parse(source, re.DOTALL)
-    except Exception:  # any syntax Python's parser does not share with `regex`
-        return None
-    if parsed.state.flags & re.IGNORECASE:
+    parsed = _sre_read(source)
+    if parsed is None:
         return None
     consts = sre_parse
 
@@ -289,6 +286,12 @@ def _parsed_like_regex(source: str) -> Any:
     (syntax only ``regex`` knows, or case-insensitive matching)."""
     if _PREFIX_UNSAFE.search(source):
         return None
+    return _sre_read(source)
+
+
+def _sre_read(source: str) -> Any:
+    """``source`` parsed by Python's own regex parser, or None when it does not read it, or when the
+    pattern is case-insensitive (its literals then are not literal text)."""
     try:
         parsed = sre_parse.parse(source, re.DOTALL)
     except Exception:  # any syntax Python's parser does not share with `regex`
