@@ -10,7 +10,13 @@ from typing import Any
 from ..events import Report
 from .canonical import dumps_arguments
 from .dialect import MAX_JSON_DEPTH, WORD_CHAR, WORD_RUN, JsonDialect, dialect_for, pairs_of
-from .state import _ARGS, _HOLD, _ID, _NAME, _PLAIN, _Frame, _Watch
+from .state import ARGS as _ARGS
+from .state import HOLD as _HOLD
+from .state import ID as _ID
+from .state import NAME as _NAME
+from .state import PLAIN as _PLAIN
+from .state import Frame as _Frame
+from .state import Watch as _Watch
 
 __all__ = ["HoldHook", "JsonScanner", "Path"]
 

@@ -6,33 +6,35 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+__all__ = ["ARGS", "HOLD", "ID", "NAME", "PLAIN", "Frame", "Watch"]
+
 # Roles of a value.
-_PLAIN = 0  # validated only
-_ARGS = 1  # the arguments value of an item: reported (raw and canonical)
-_NAME = 2  # a watched name value: captured, reported when complete
-_ID = 3  # a watched id value: captured, reported when complete
-_HOLD = 4  # a top-level argument that tool typing may change: captured, emitted once typed
+PLAIN = 0  # validated only
+ARGS = 1  # the arguments value of an item: reported (raw and canonical)
+NAME = 2  # a watched name value: captured, reported when complete
+ID = 3  # a watched id value: captured, reported when complete
+HOLD = 4  # a top-level argument that tool typing may change: captured, emitted once typed
 
 
-class _Watch:
+class Watch:
     """A node of the tree of watched paths: what the value at this path is, and watched children."""
 
     __slots__ = ("children", "what")
 
     def __init__(self) -> None:
-        self.what = _PLAIN
-        self.children: dict[str, _Watch] | None = None
+        self.what = PLAIN
+        self.children: dict[str, Watch] | None = None
 
-    def child(self, key: str) -> _Watch:
+    def child(self, key: str) -> Watch:
         if self.children is None:
             self.children = {}
         node = self.children.get(key)
         if node is None:
-            node = self.children[key] = _Watch()
+            node = self.children[key] = Watch()
         return node
 
 
-class _Frame:
+class Frame:
     """An open object or array."""
 
     __slots__ = (
@@ -49,12 +51,12 @@ class _Frame:
         "top",
     )
 
-    def __init__(self, is_object: bool, node: _Watch | None, sink: list[str] | None, item: int) -> None:
+    def __init__(self, is_object: bool, node: Watch | None, sink: list[str] | None, item: int) -> None:
         self.is_object = is_object
         self.node = node  # watched children, if any
         self.sink = sink  # where this container's canonical text goes (None: nowhere)
         self.item = item  # the item (element of an each-document, else 0) it belongs to
-        self.role = _PLAIN  # the role of this container as a value
+        self.role = PLAIN  # the role of this container as a value
         self.conv: Callable[[Any], Any] | None = None  # the converter of a held container
         self.first = True  # no member/element written yet (for the ", " separators)
         self.top = False  # this is an arguments object: its members may be held for typing
