@@ -190,11 +190,20 @@ def run_batch(src: str, out: str, workers: int) -> int:
     return n
 
 
-def run_cli(src: str, out: str, workers: int) -> int:
+def _cli(src: str, out: str, workers: int) -> list[str]:
+    """The command line of ``parse --jsonl src -o out -j workers``."""
     command = [sys.executable, "-m", "response_templates", "parse", "--jsonl", src, "-o", out]
-    subprocess.run([*command, "--model", MODEL, "-j", str(workers)], check=True, stderr=subprocess.DEVNULL)
-    with open(out, "rb") as f:
+    return [*command, "--model", MODEL, "-j", str(workers)]
+
+
+def _count_lines(path: str) -> int:
+    with open(path, "rb") as f:
         return sum(1 for _ in f)
+
+
+def run_cli(src: str, out: str, workers: int) -> int:
+    subprocess.run(_cli(src, out, workers), check=True, stderr=subprocess.DEVNULL)
+    return _count_lines(out)
 
 
 def run_cli_apart(src: str, out: str, workers: int) -> int:
@@ -211,17 +220,10 @@ def run_cli_apart(src: str, out: str, workers: int) -> int:
         parts.append(part)
     del lines
     _report_setup()
-    command = [sys.executable, "-m", "response_templates", "parse", "--model", MODEL, "-j", "1", "--jsonl"]
-    runs = [
-        subprocess.Popen([*command, part, "-o", f"{part}.out"], stderr=subprocess.DEVNULL) for part in parts
-    ]
+    runs = [subprocess.Popen(_cli(part, f"{part}.out", 1), stderr=subprocess.DEVNULL) for part in parts]
     if any(run.wait() for run in runs):
         raise RuntimeError("a -j 1 run failed")
-    n = 0
-    for part in parts:
-        with open(f"{part}.out", "rb") as f:
-            n += sum(1 for _ in f)
-    return n
+    return sum(_count_lines(f"{part}.out") for part in parts)
 
 
 def run_datasets(src: str, out: str, workers: int) -> int:
