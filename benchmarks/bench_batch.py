@@ -9,7 +9,8 @@ one JSON line per record) with:
 * ``parse_response`` in a loop (what a user writes by hand today), and the reference implementation
   (transformers 5.24's ``parse_response``) in the same loop, for the ratio;
 * ``rt.parse_batch`` with ``workers=1`` and ``workers=N``;
-* the command line, ``response-templates parse --jsonl ... -j 1`` and ``-j N`` (process start included);
+* the command line, ``response-templates parse --jsonl ... -j 1`` and ``-j N`` (process start included),
+  and N independent ``-j 1`` runs at once on 1/N of the file each: the machine's ceiling for N processes;
 * Hugging Face ``datasets`` (``Dataset.map(ColumnParser, batched=True, num_proc=1|N)``) and Ray Data
   (``map_batches(ColumnParser, concurrency=N)`` on a local ``ray.init(num_cpus=N)``), when installed.
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import itertools
 import json
 import os
 import random
@@ -209,16 +211,12 @@ def run_cli(src: str, out: str, workers: int) -> int:
 def run_cli_apart(src: str, out: str, workers: int) -> int:
     """The machine's own ceiling for ``workers`` processes: that many independent ``-j 1`` runs at once,
     each on its share of the lines (the split is start-up, not timed)."""
+    share = -(-_count_lines(src) // workers)
+    parts = [f"{out}.in{k}" for k in range(workers)]
     with open(src, "rb") as f:
-        lines = f.readlines()
-    share = -(-len(lines) // workers)
-    parts = []
-    for k in range(workers):
-        part = f"{out}.in{k}"
-        with open(part, "wb") as f:
-            f.writelines(lines[k * share : (k + 1) * share])
-        parts.append(part)
-    del lines
+        for part in parts:
+            with open(part, "wb") as g:
+                g.writelines(itertools.islice(f, share))
     _report_setup()
     runs = [subprocess.Popen(_cli(part, f"{part}.out", 1), stderr=subprocess.DEVNULL) for part in parts]
     if any(run.wait() for run in runs):
@@ -340,10 +338,22 @@ def child(way: str, src: str, out: str, workers: int) -> None:
 # ---------------------------------------------------------------------------------------------- main
 
 
-def measure(way: str, src: Path, tmp: Path, workers: int) -> dict[str, Any]:
+def child_env() -> dict[str, str]:
+    """The environment of the measured runs: bytecode caches kept, as on a user's machine (a sandbox that
+    sets PYTHONDONTWRITEBYTECODE would have every CLI start compile the package again)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    # Write the caches once, before any run is timed: the first run would pay for it otherwise.
+    warm = "import response_templates.cli, response_templates.batch, response_templates.templates"
+    subprocess.run([sys.executable, "-c", warm], env=env, check=True)
+    return env
+
+
+def measure(way: str, src: Path, tmp: Path, workers: int, env: dict[str, str]) -> dict[str, Any]:
     out = tmp / f"out-{way}"
     command = [sys.executable, __file__, "--child", way, "--src", str(src), "--out", str(out)]
-    proc = subprocess.run([*command, "--workers", str(workers)], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [*command, "--workers", str(workers)], capture_output=True, text=True, check=False, env=env
+    )
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["failed"])[-1]
         return {"error": tail[:120]}
@@ -395,12 +405,13 @@ def main(argv: list[str] | None = None) -> int:
         baseline: float | None = None
         reference: float | None = None
         rates: dict[str, tuple[float, float | None]] = {}  # way: (records/s, records per CPU-s)
+        env = child_env()
         for way in ways:
             label = WAYS[way][0].format(n=args.workers)
             if not available(way):
                 rows.append([label, "-", "-", "-", "-", "-", f"{NEEDS[way]} not installed"])
                 continue
-            r = measure(way, src, tmp, args.workers)
+            r = measure(way, src, tmp, args.workers, env)
             if "error" in r:
                 rows.append([label, "-", "-", "-", "-", "-", r["error"]])
                 continue
@@ -467,6 +478,14 @@ def target_lines(rates: dict[str, tuple[float, float | None]], workers: int) -> 
                 f"  {label}1 -> {label}{workers}: {rate1:,.0f} -> {rate_n:,.0f} records/s, "
                 f"{rate_n / rate1:.2f}x (linear: {workers}x){per_core}"
             )
+    if "cli-N" in rates and "cli-apart" in rates:
+        (rate_n, cpu_n), (apart, cpu_apart) = rates["cli-N"], rates["cli-apart"]
+        ceiling = f"{apart / rates['cli-1'][0]:.2f}x, " if "cli-1" in rates else ""
+        per_cpu = f", {cpu_n / cpu_apart:.0%} of their records per CPU-s" if cpu_n and cpu_apart else ""
+        lines.append(
+            f"  CLI -j {workers} against {workers} independent -j 1 runs at once (this machine's ceiling, "
+            f"{ceiling}{apart:,.0f} records/s): {rate_n / apart:.0%} of their records/s{per_cpu}"
+        )
     return "\n".join(lines)
 
 

@@ -31,9 +31,9 @@ def test_generated_records_are_qwen3_style_and_parse() -> None:
 
 
 def test_tiny_run_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
-    assert (
-        bench_batch.main(["--records", "60", "--only", "loop,batch-1,batch-N,cli-N", "--no-reference"]) == 0
-    )
+    assert bench_batch.main(["--records", "60", "--only", "loop,batch-1,batch-N,cli-1,cli-N,cli-apart"]) == 0
     out = capsys.readouterr().out
     assert "records/s" in out and "rt.parse_batch, workers=2" in out and "CLI parse --jsonl -j 2" in out
+    assert "2 CLI -j 1 runs at once, 1/2 each" in out  # the machine's ceiling for two workers
+    assert "CLI -j 2 against 2 independent -j 1 runs at once" in out and "CLI -j 1, one core" in out
     assert "!" not in out  # every way parsed every record

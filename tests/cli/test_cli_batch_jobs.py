@@ -64,10 +64,10 @@ def big_file(path: Path, *, crlf: bool = False, last_newline: bool = True) -> li
         else:  # ASCII escapes for some records, raw UTF-8 for the others
             line = json.dumps({"id": f"r{i}", "prompt": PROMPT, "output": output(i)}, ensure_ascii=i % 2 == 0)
         raw = line.encode("utf-8")
-        chunks.append(raw + end)
+        chunks.append((b" \t" if i % 61 == 3 else b"") + raw + end)  # JSON may start with whitespace
         records.append(None if line.endswith(": ") else raw)
-        if i % 71 == 0:
-            chunks.append(b"   \t" + end if i % 2 else end)  # blank lines: not records
+        if i % 71 == 0:  # blank lines, of every whitespace byte: not records
+            chunks.append([b"", b"   \t", b"\x0b", b"\x0c \r"][i // 71 % 4] + end)
     data = b"".join(chunks)
     if not last_newline:
         data = data[: -len(end)]

@@ -302,17 +302,14 @@ class _Source:
         index, number, offset = 0, 1, 0
         with f:
             for data in _whole_lines(f):
-                lines = data.split(b"\n")
-                if lines[-1] == b"":
-                    lines.pop()
-                records = sum(1 for line in lines if line.strip())
+                lines, records = _count(data)
                 if path is None:
                     piece = _Piece(index, number, data=data)
                 else:
                     piece = _Piece(index, number, path=path, offset=offset, length=len(data))
                 yield len(data), piece
                 index += records
-                number += len(lines)
+                number += lines
                 offset += len(data)
 
     def _parquet(self) -> Iterator[tuple[int, _Piece | list[tuple[int, Any]]]]:
@@ -334,6 +331,23 @@ class _Source:
             rows = batch.to_pylist()
             yield len(rows), list(enumerate(rows, index))
             index += len(rows)
+
+
+def _count(data: bytes) -> tuple[int, int]:
+    """``(lines, records)`` of a piece: a record is a line that is not blank (only whitespace)."""
+    if not data:
+        return 0, 0
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    if not data[:1].isspace() and not any(blank in data for blank in _BLANK_STARTS):
+        return lines, lines  # no line starts with whitespace, so none is blank: the common case
+    parts = data.split(b"\n")
+    if parts[-1] == b"":
+        parts.pop()
+    return lines, sum(1 for line in parts if line.strip())
+
+
+#: A blank line starts after a line end with another line end or whitespace (what ``bytes.strip`` drops).
+_BLANK_STARTS = (b"\n\n", b"\n ", b"\n\t", b"\n\r", b"\n\x0b", b"\n\x0c")
 
 
 #: Parquet rows in a chunk.
