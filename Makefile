@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-thorough test-torch test-install test-grammar lint typecheck bench bench-peers conformance clean
+.PHONY: demo test test-thorough test-torch test-install test-grammar test-mypyc wheel-mypyc bench-peers-mypyc lint typecheck bench bench-peers conformance clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,8 @@ demo: $(VENV)/.installed
 	$(BIN)/python -m response_templates demo
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check src tests benchmarks examples scripts conformance
-	$(BIN)/ruff format --check src tests benchmarks examples scripts conformance
+	$(BIN)/ruff check setup.py src tests benchmarks examples scripts conformance
+	$(BIN)/ruff format --check setup.py src tests benchmarks examples scripts conformance
 
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy
@@ -82,6 +82,32 @@ test-grammar:
 	.venv-grammar/bin/python -m pip install -q -e '.[test,reference,grammar]' xgrammar torch==2.13.0
 	.venv-grammar/bin/python -m pytest -p no:xdist -q tests/grammar
 
+# The compiled build (docs/streaming.md, "The compiled build"): the hot modules of the streaming path
+# compiled to C extensions by mypyc, from the same sources (setup.py, RESPONSE_TEMPLATES_MYPYC=1). The wheel
+# is built in .venv (mypy, the test tools and a C compiler), then installed with the test tools into its
+# own venv, .venv-mypyc, where test-mypyc runs the whole suite and bench-peers-mypyc the peers' benchmark.
+MYPYC_VENV := .venv-mypyc
+wheel-mypyc: $(VENV)/.installed-test
+	$(BIN)/python -m pip install -q 'setuptools>=77' wheel
+	rm -rf build dist-mypyc
+	RESPONSE_TEMPLATES_MYPYC=1 $(BIN)/python -m pip wheel -q --no-deps --no-build-isolation -w dist-mypyc .
+	rm -rf build
+
+$(MYPYC_VENV)/.installed: wheel-mypyc
+	test -x $(MYPYC_VENV)/bin/python || $(PYTHON) -m venv $(MYPYC_VENV)
+	$(MYPYC_VENV)/bin/python -m pip install -q --upgrade pip
+	$(MYPYC_VENV)/bin/python -m pip install -q --force-reinstall --no-deps dist-mypyc/*.whl
+	$(MYPYC_VENV)/bin/python -m pip install -q "$$(ls dist-mypyc/*.whl)[test,reference]"
+	$(MYPYC_VENV)/bin/python -c "import response_templates.compiled as c, sys; sys.exit(not c.is_compiled())"
+	touch $@
+
+test-mypyc: $(MYPYC_VENV)/.installed
+	RESPONSE_TEMPLATES_EXPECT_COMPILED=1 $(MYPYC_VENV)/bin/python -m pytest -n auto --dist worksteal
+
+bench-peers-mypyc: $(MYPYC_VENV)/.installed $(JS_TIKTOKEN)
+	$(MYPYC_VENV)/bin/python -m pip install -q 'openai-harmony==0.0.8'
+	$(MYPYC_VENV)/bin/python benchmarks/bench_peers.py --vocab-from $(JS_TIKTOKEN)
+
 # The conformance suite as data (conformance/cases.json): in sync with tests/conformance, passed by ours;
 # transformers 5.24's score is printed (its failures are expected: docs/conformance.md).
 conformance: $(VENV)/.installed-test
@@ -90,4 +116,4 @@ conformance: $(VENV)/.installed-test
 	-$(BIN)/python conformance/run.py --impl transformers
 
 clean:
-	rm -rf $(VENV) .venv-torch .venv-install .venv-grammar .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-torch .venv-install .venv-grammar $(MYPYC_VENV) dist-mypyc .pytest_cache .ruff_cache .hypothesis

@@ -59,6 +59,7 @@ from _common import (
     gc_disabled,
     reference_label,
 )
+from response_templates.compiled import is_compiled
 from response_templates.wire import ChatCompletionsAdapter
 
 CHUNK = 4
@@ -477,7 +478,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     shapes = args.shapes.split(",") if args.shapes else list(QUICK_SHAPES if args.quick else SHAPES)
     encoding, harmony_label = load_harmony(args.vocab_from)
-    labels = {"ours": f"response-templates {rt.__version__} (parser + Chat Completions chunks)"}
+    build = "compiled build (mypyc)" if is_compiled() else "pure Python"
+    labels = {"ours": f"response-templates {rt.__version__}, {build} (parser + Chat Completions chunks)"}
     if not args.no_reference:
         labels["transformers"] = reference_label()
     labels["harmony"] = harmony_label

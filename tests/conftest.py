@@ -11,6 +11,26 @@ Hypothesis profiles: ``ci`` (the default) and ``thorough``, chosen by the enviro
 
 from __future__ import annotations
 
+import pytest
+
 from hypothesis_profiles import register_profiles
+from response_templates.compiled import is_compiled
 
 register_profiles()
+
+
+# The compiled build (make test-mypyc) runs this same suite. A test marked ``pure_python`` checks what
+# only the Python sources have (run-time docstrings, instance dicts and weak references, ``raise ... from``
+# causes, library errors for arguments of a type the signature excludes): it is skipped there, with its
+# reason; docs/streaming.md ("The compiled build") lists these differences.
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "pure_python(reason): skipped on the compiled build, for that reason")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not is_compiled():
+        return
+    for item in items:
+        marker = item.get_closest_marker("pure_python")
+        if marker is not None:
+            item.add_marker(pytest.mark.skip(reason=f"compiled build: {marker.args[0]}"))

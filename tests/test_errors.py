@@ -83,6 +83,7 @@ def test_bad_tools_list_is_a_library_error() -> None:
         rt.parse_response("x", TEMPLATE, prefix="", tools=[42])
 
 
+@pytest.mark.pure_python("feed() of another type than str or bytes raises TypeError at the typed signature")
 def test_feed_rejects_other_types() -> None:
     """feed() takes str or UTF-8 bytes; anything else is a ResponseTemplateError (and nothing is lost)."""
     parser = rt.ResponseParser(TEMPLATE, prefix="")

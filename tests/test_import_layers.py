@@ -42,6 +42,7 @@ CORE = frozenset(
         "calls",
         "tools",
         "transforms",
+        "compiled",
     }
 )
 OUTER = frozenset(

@@ -45,7 +45,7 @@ PUBLIC = (
 )
 #: Internal modules; for a package, all of its modules. ``language.`` means the submodules of
 #: ``language`` (the package itself is the home of ``load_template``, exported at the top level).
-INTERNAL = ("matching", "values", "assembly", "jsonlex", "policy", "language.")
+INTERNAL = ("matching", "values", "assembly", "jsonlex", "policy", "compiled", "language.")
 #: Homes of public names whose other contents are internal (named in the package docstring too).
 HOMES = ("language", "parser", "whole")
 
@@ -77,6 +77,7 @@ def _documented(obj: object) -> bool:
 # ------------------------------------------------------------------------------------- the top level
 
 
+@pytest.mark.pure_python("compiled classes and modules have no run-time docstrings")
 @pytest.mark.parametrize("name", rt.__all__)
 def test_every_exported_name_exists_and_is_documented(name: str) -> None:
     obj = getattr(rt, name)
@@ -142,6 +143,7 @@ def test_every_module_declares_its_names(name: str) -> None:
     assert not missing, f"{name}.__all__ lists names it does not define: {missing}"
 
 
+@pytest.mark.pure_python("compiled classes and modules have no run-time docstrings")
 @pytest.mark.parametrize("name", PUBLIC)
 def test_public_modules_document_their_api(name: str) -> None:
     module = _module(name)
@@ -151,6 +153,7 @@ def test_public_modules_document_their_api(name: str) -> None:
     assert not undocumented, f"response_templates.{name}: no docstring on {undocumented}"
 
 
+@pytest.mark.pure_python("compiled modules have no run-time docstrings")
 @pytest.mark.parametrize("name", [m for m in _all_modules() if _is_internal(m)])
 def test_internal_modules_say_so(name: str) -> None:
     doc = importlib.import_module(name).__doc__ or ""

@@ -84,6 +84,7 @@ def test_routing_then_typing_of_each_routed_entry() -> None:
         route_value(FIELD["env"], {"other": 1}, {})
 
 
+@pytest.mark.pure_python("compiled code does not set an error's __cause__")
 def test_region_value_wraps_a_content_error_with_the_region() -> None:
     with pytest.raises(rt.ParseError) as info:
         ValuePipeline(TEMPLATE, {}).region_value(FIELD["number"], "x", {}, offset=7, prefix_length=2)
@@ -118,6 +119,7 @@ def test_segment_value_is_none_when_a_segment_does_not_parse_alone() -> None:
     assert pipeline.segment_value("\n", {}) is None
 
 
+@pytest.mark.pure_python("compiled code does not set an error's __cause__")
 def test_implicit_value_wraps_without_the_defensive_wording() -> None:
     with pytest.raises(rt.ParseError) as info:
         ValuePipeline(TEMPLATE, {}).implicit_value("1 x", {}, offset=3, prefix_length=0)

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .compiled import mypyc_attr
 from .errors import ParseError
 from .language import FieldSpec, ResponseTemplate
 from .values import ValuePipeline, route_value
@@ -39,6 +40,7 @@ __all__ = ["MessageAssembler", "is_empty", "route_value"]  # route_value: re-exp
 KEPT_KEY = "content"
 
 
+@mypyc_attr(native_class=False)  # a str subclass: an ordinary Python class in the compiled build
 class _KeptText(str):
     """Kept text among a key's values (errors="keep"): joined as a string, never type-checked."""
 

@@ -182,7 +182,7 @@ class ResponseParser:
     def __init__(
         self,
         template: Mapping[str, Any] | ResponseTemplate | str,
-        prefix: str = MISSING,
+        prefix: str | None = MISSING,
         *,
         tools: Tools | None = None,
         errors: ErrorPolicy = "raise",
@@ -553,7 +553,7 @@ class ResponseParser:
                     self._pos = undecided
                 if final and self._current is not None:
                     self._close_region(events, None)
-                    if self._current is not None:
+                    if self._region_open():
                         continue  # the outer region of an interleaved one resumed: close it too
                 return
             if match.start > self._pos:
@@ -566,6 +566,12 @@ class ResponseParser:
                 self._open_region(events, t.by_name[d.field], match)
             else:
                 self._close_region(events, match)
+
+    def _region_open(self) -> bool:
+        """Whether a region is open. A call, not ``self._current is not None``, where a check of the same
+        attribute before a state change would let a type checker (and the compiled build, which trusts
+        it) assume the answer."""
+        return self._current is not None
 
     def _trim(self) -> None:
         """Drop routed text that no pattern can look at any more (keeps a lookbehind window)."""

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from .compiled import mypyc_attr
 from .errors import AnchorNotFoundError, ParseError, ResponseTemplateError
 from .language import ResponseTemplate
 from .tools import tool_parameters
@@ -145,12 +146,18 @@ def replace_bad_bytes(exc: UnicodeError) -> tuple[str, int]:
 codecs.register_error(KEEP_DECODING, replace_bad_bytes)
 
 
-class _Missing:
+@mypyc_attr(native_class=False)
+class _Missing(str):
+    """The default of a required ``prefix``: a string that no caller passes (a ``str``, so that the
+    compiled build's typed signatures accept it), shown as ``<required>``."""
+
+    __slots__ = ()
+
     def __repr__(self) -> str:
         return "<required>"
 
 
-MISSING: Any = _Missing()
+MISSING: Any = _Missing("<required>")
 
 
 def missing_prefix_error() -> ResponseTemplateError:

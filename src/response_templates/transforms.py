@@ -112,7 +112,7 @@ def _walk(transform: Any, field: str | None) -> Iterator[tuple[Any, tuple[str | 
             )
         yield node, path
         if isinstance(node, dict):
-            for key in reversed(list(node)):
+            for key in list(node)[::-1]:
                 stack.append((node[key], (*path, key)))
         elif isinstance(node, list):
             for index in range(len(node) - 1, -1, -1):

@@ -44,6 +44,7 @@ def test_delimiter_length_limit_is_exact() -> None:
     assert info.value.key == "start_anchor"
 
 
+@pytest.mark.pure_python("compiled objects have no instance __dict__ to inspect")
 def test_long_literal_hold_back_is_linear() -> None:
     """The watch set keeps no table of every prefix; hold-back of a long literal is still exact."""
     lit = "".join(chr(ord("a") + i % 26) for i in range(limits.MAX_DELIMITER_LENGTH))

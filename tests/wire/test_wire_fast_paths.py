@@ -306,6 +306,7 @@ def test_a_subclass_hooks_see_every_delta() -> None:
     )
 
 
+@pytest.mark.pure_python("compiled adapters take no weak references")
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_an_adapter_is_freed_without_the_cycle_collector(protocol: str) -> None:
     # A long stream's text and chunks go when the adapter goes, not at the next collection.

@@ -133,6 +133,7 @@ class Delimiter:
             field_for_errors: str | None = None
         else:
             field_for_errors = field
+        items: list[Any]  # template data: each item is checked below
         if isinstance(value, str):
             items = [value]
         elif isinstance(value, list):

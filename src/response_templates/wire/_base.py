@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..compiled import mypyc_attr
 from ..errors import ParserStateError, TemplateError
 from ..events import ParserEvent, RegionChunk, ToolCallEvent, Unparsed
 from ..language import ResponseTemplate, load_template
@@ -140,6 +141,8 @@ class _TextPart:
         return started
 
 
+# Subclasses written in Python are allowed in the compiled build too (the adapters are meant to be extended).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class WireAdapter:
     """Base class of the wire adapters: feed it the parser's events, get the protocol's stream chunks.
 
@@ -175,8 +178,12 @@ class WireAdapter:
             raise ValueError(f"arguments must be one of {ARGUMENT_MODES}, got {arguments!r}")
         roles = {**DEFAULT_FIELDS, **(fields or {})}
         self.template = compiled
-        self.model = model
-        self.created = int(time.time()) if created is None else created
+        # The constant part of every chunk, for the protocols that repeat one (built on first use, and
+        # again after one of the attributes it holds changes).
+        self._head: Chunk | None = None
+        self._id = ""
+        self._model = model
+        self._created = int(time.time()) if created is None else created
         self._ids = _Ids(seed)
         self._parts: dict[str, _TextPart] = {}
         for kind in ("reasoning", "content"):
@@ -232,6 +239,38 @@ class WireAdapter:
         self._finished = False
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
+
+    # The attributes every chunk repeats (plain properties: setting one drops the prepared constant part
+    # of the chunks, which the next chunk builds again).
+    @property
+    def id(self) -> str:
+        """The id of the stream (the ``id`` of every chunk, or of the message or response)."""
+        return self._id
+
+    @id.setter
+    def id(self, value: str) -> None:
+        self._id = value
+        self._head = None
+
+    @property
+    def model(self) -> str:
+        """The ``model`` the chunks name."""
+        return self._model
+
+    @model.setter
+    def model(self, value: str) -> None:
+        self._model = value
+        self._head = None
+
+    @property
+    def created(self) -> int:
+        """The creation timestamp the chunks carry (where the protocol has one)."""
+        return self._created
+
+    @created.setter
+    def created(self, value: int) -> None:
+        self._created = value
+        self._head = None
 
     @property
     def errors(self) -> list[str]:

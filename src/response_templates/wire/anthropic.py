@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from ..compiled import mypyc_attr
 from ..events import ToolCallEvent
 from ..jsonlex.canonical import dumps_arguments
 from ..language import ResponseTemplate
@@ -38,6 +39,7 @@ def tool_input(arguments: Any) -> dict[str, Any]:
     return {"value": arguments}
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class AnthropicMessagesAdapter(WireAdapter):
     """Turn the parser's events into Anthropic Messages stream events.
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Generic, Literal, TypeVar, overload
+from typing import Any, Literal
 
+from ..compiled import mypyc_attr
 from ..events import ParserEvent, RegionChunk, ToolCallEvent
 from ..language import ResponseTemplate
 from ._base import Chunk, Usage, WireAdapter, _TextPart, dumps_chunk
@@ -18,30 +19,7 @@ _REASONING_KEYS = {
 }
 
 
-_T = TypeVar("_T")
-
-
-class _ChunkConstant(Generic[_T]):
-    """An attribute that every chunk repeats (``id``, ``model``, ...): kept as ``_<name>``; setting it
-    drops the prepared constant part of the chunks, which the next chunk builds again."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._slot = "_" + name
-
-    @overload
-    def __get__(self, obj: None, objtype: type | None = None) -> _ChunkConstant[_T]: ...
-    @overload
-    def __get__(self, obj: object, objtype: type | None = None) -> _T: ...
-    def __get__(self, obj: object | None, objtype: type | None = None) -> Any:
-        if obj is None:
-            return self
-        return getattr(obj, self._slot)
-
-    def __set__(self, obj: Any, value: _T) -> None:
-        setattr(obj, self._slot, value)
-        obj._head = None
-
-
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ChatCompletionsAdapter(WireAdapter):
     """Turn the parser's events into OpenAI ``chat.completion.chunk`` dicts for one choice.
 
@@ -121,7 +99,6 @@ class ChatCompletionsAdapter(WireAdapter):
     ) -> None:
         if reasoning_key not in _REASONING_KEYS:
             raise ValueError(f"reasoning_key must be one of {sorted(_REASONING_KEYS)}, got {reasoning_key!r}")
-        self._head: Chunk | None = None  # the constant part of every chunk (see _new_chunk)
         self._choice: dict[str, Any] = {}
         self._choice_index = choice_index
         self._include_usage = include_usage
@@ -147,17 +124,26 @@ class ChatCompletionsAdapter(WireAdapter):
         self._calls: list[dict[str, Any]] = []  # the message's tool_calls, as sent
         self._arguments: list[list[str]] = []
 
-    # The attributes every chunk repeats: setting one rebuilds the constant part of the chunks.
-    #: The ``id`` of every chunk.
-    id: _ChunkConstant[str] = _ChunkConstant()
-    #: The ``model`` of every chunk.
-    model: _ChunkConstant[str] = _ChunkConstant()
-    #: The ``created`` timestamp of every chunk.
-    created: _ChunkConstant[int] = _ChunkConstant()
-    #: The ``choices[].index`` of every chunk.
-    choice_index: _ChunkConstant[int] = _ChunkConstant()
-    #: The request's ``stream_options.include_usage`` (see the class).
-    include_usage: _ChunkConstant[bool | None] = _ChunkConstant()
+    # More attributes every chunk repeats (id, model and created are WireAdapter's).
+    @property
+    def choice_index(self) -> int:
+        """The ``choices[].index`` of every chunk."""
+        return self._choice_index
+
+    @choice_index.setter
+    def choice_index(self, value: int) -> None:
+        self._choice_index = value
+        self._head = None
+
+    @property
+    def include_usage(self) -> bool | None:
+        """The request's ``stream_options.include_usage`` (see the class)."""
+        return self._include_usage
+
+    @include_usage.setter
+    def include_usage(self, value: bool | None) -> None:
+        self._include_usage = value
+        self._head = None
 
     def encode(self, chunks: Iterable[Chunk]) -> str:
         """The chunks as server-sent events (``data: {...}`` lines); end the stream with

@@ -6,6 +6,7 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from ..compiled import mypyc_attr
 from ..events import ToolCallEvent
 from ..language import ResponseTemplate
 from ._base import Usage, WireAdapter
@@ -13,6 +14,7 @@ from ._base import Usage, WireAdapter
 __all__ = ["ResponsesAdapter"]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ResponsesAdapter(WireAdapter):
     """Turn the parser's events into OpenAI Responses API stream events.
 

@@ -86,7 +86,7 @@ def _watch_inside(field: FieldSpec, fields: tuple[FieldSpec, ...]) -> list[Delim
     return [g.open for g in fields if field.name in g.within and g.open is not None]
 
 
-EXTENSION = Extension(
+EXTENSION: Extension = Extension(
     name=NAME,
     design="E5",
     summary="the field key 'within': a field may open inside another field's region, which resumes after it (E5)",

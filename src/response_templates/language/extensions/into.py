@@ -125,7 +125,7 @@ def _compile_template(draft: TemplateDraft) -> TemplateDraft:
     return replace(draft, fields=tuple(out))
 
 
-EXTENSION = Extension(
+EXTENSION: Extension = Extension(
     name=NAME,
     design="E8",
     summary="the field key 'into': a field's values accumulate under another output key (E8)",

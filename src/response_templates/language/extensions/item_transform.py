@@ -58,7 +58,7 @@ def _used_in(spec: Mapping[str, Any], declared: tuple[str, ...]) -> str | None:
     return "transform" if uses else None
 
 
-EXTENSION = Extension(
+EXTENSION: Extension = Extension(
     name=NAME,
     design="E2",
     summary="'transform_each' over single-key objects, binding {key} and {value} (E2)",

@@ -127,7 +127,7 @@ def _compile_template(draft: TemplateDraft) -> TemplateDraft:
     return replace(draft, data=data)
 
 
-EXTENSION = Extension(
+EXTENSION: Extension = Extension(
     name=NAME,
     design="E7",
     summary="the field key 'route': one JSON object's top-level keys go to several output keys (E7)",

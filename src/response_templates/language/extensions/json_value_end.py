@@ -50,7 +50,7 @@ def _compile_field(draft: FieldDraft, data: FieldExtensionData) -> FieldExtensio
     return replace(data, close_json=True)
 
 
-EXTENSION = Extension(
+EXTENSION: Extension = Extension(
     name=NAME,
     design="E3",
     summary="the field key 'close_json': a region ends exactly where its JSON value ends (E3)",

@@ -48,7 +48,7 @@ def _used_in(spec: Mapping[str, Any], declared: tuple[str, ...]) -> str | None:
     return None
 
 
-EXTENSION = Extension(
+EXTENSION: Extension = Extension(
     name=NAME,
     design="E9",
     summary='transform placeholders written "{path?}": omitted (null in a list) when the path does not resolve',

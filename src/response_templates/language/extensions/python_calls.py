@@ -15,7 +15,7 @@ __all__ = ["EXTENSION", "NAME"]
 
 NAME = "python-calls"
 
-EXTENSION = Extension(
+EXTENSION: Extension = Extension(
     name=NAME,
     design="E1",
     summary="the 'python-calls' content parser: tool calls written as Python calls (E1)",

@@ -18,7 +18,7 @@ __all__ = ["EXTENSION", "NAME"]
 
 NAME = "xml-values"
 
-EXTENSION = Extension(
+EXTENSION: Extension = Extension(
     name=NAME,
     design="E4",
     summary="'xml-inline' arguments type_group/type_parsers, unescape, cdata and nested: typed XML values (E4)",
