@@ -9,7 +9,7 @@ from ..errors import ParseError, ParserStateError, ResponseTemplateError
 from ..events import ParserEvent
 from ..language import ResponseTemplate
 from ..parser import ResponseParser
-from ..policy import AnchorPolicy, ErrorPolicy, ParsedMessage
+from ..policy import MISSING, AnchorPolicy, ErrorPolicy, ParsedMessage
 from ..whole import parse_response as _parse_text
 from .config import resolve_template
 from .decoding import TokenDecoder, decode_text
@@ -19,14 +19,6 @@ __all__ = ["TokenResponseParser", "get_response_parser", "parse_response"]
 
 Template = Mapping[str, Any] | ResponseTemplate | str
 Tools = Sequence[Mapping[str, Any] | Callable[..., Any]] | None
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "<required>"
-
-
-MISSING: Any = _Missing()
 
 
 def _prefix_required() -> ResponseTemplateError:
