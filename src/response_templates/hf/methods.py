@@ -29,8 +29,8 @@ from typing import Any
 
 from ..language import ResponseTemplate
 from ..parser import ParsedMessage
-from .config import CONFIG_KEY, knows_response_template, template_data
 from ..policy import MISSING
+from .config import CONFIG_KEY, knows_response_template, template_data
 from .parsing import TokenResponseParser, Tools, get_response_parser, parse_response
 
 __all__ = ["install", "uninstall"]
