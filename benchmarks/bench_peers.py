@@ -5,6 +5,8 @@ it, interleaved in one process:
 
 * **ours**: ``ResponseParser.feed`` then ``ChatCompletionsAdapter.feed`` on its events, i.e. the full path
   from model text to ``chat.completion.chunk`` dicts (tool-call arguments streamed as JSON deltas);
+* **ours, to SSE text**: the same, and ``adapter.encode`` on each call's chunks: the text a server
+  writes, ``data: {...}`` lines;
 * **transformers 5.24**: ``transformers.utils.chat_parsing.ResponseParser.feed`` with the same template
   (the reference; parser only, no wire chunks);
 * **openai-harmony** (gpt-oss only; Rust): ``StreamableParser.process(token_id)``.
@@ -358,7 +360,8 @@ def _time_stream(
     return seconds / max(len(chunks), 1), state
 
 
-def ours(family: str) -> Contender:
+def ours(family: str, sse: bool = False) -> Contender:
+    """Our full path to chunk dicts; with ``sse``, on to the text a server writes (``adapter.encode``)."""
     template = rt.templates.get(family)
     prefix, tool_list = PREFIXES[family], tools()
 
@@ -371,13 +374,16 @@ def ours(family: str) -> Contender:
     def step(state: tuple[Any, Any], chunk: str) -> None:
         state[1].feed(state[0].feed(chunk))
 
+    def step_sse(state: tuple[Any, Any], chunk: str) -> None:
+        state[1].encode(state[1].feed(state[0].feed(chunk)))
+
     def run(chunks: Sequence[str]) -> tuple[float, dict[str, Any]]:
-        per_chunk, (parser, adapter) = _time_stream(make, step, chunks)
+        per_chunk, (parser, adapter) = _time_stream(make, step_sse if sse else step, chunks)
         _, final_events = parser.finalize()
         adapter.finish(final_events, finish_reason="stop")
         return per_chunk, normalize(adapter.final()["choices"][0]["message"])
 
-    return Contender("ours", run)
+    return Contender("ours-sse" if sse else "ours", run)
 
 
 def reference(family: str) -> Contender | str:
@@ -479,13 +485,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     shapes = args.shapes.split(",") if args.shapes else list(QUICK_SHAPES if args.quick else SHAPES)
     encoding, harmony_label = load_harmony(args.vocab_from)
     build = "compiled build (mypyc)" if is_compiled() else "pure Python"
-    labels = {"ours": f"response-templates {rt.__version__}, {build} (parser + Chat Completions chunks)"}
+    labels = {
+        "ours": f"response-templates {rt.__version__}, {build} (parser + Chat Completions chunks)",
+        "ours-sse": "the same, and each chunk written as server-sent events (adapter.encode)",
+    }
     if not args.no_reference:
         labels["transformers"] = reference_label()
     labels["harmony"] = harmony_label
     rows: list[Row] = []
     for family in args.families.split(","):
-        contenders = [ours(family)]
+        contenders = [ours(family), ours(family, sse=True)]
         if not args.no_reference:
             ref = reference(family)
             if isinstance(ref, str):
@@ -497,23 +506,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         for shape in shapes:
             print(f"  {family} {shape}", file=sys.stderr, flush=True)
             rows.append(measure(family, shape, contenders, encoding))
-    names = [n for n in ("ours", "transformers", "harmony") if any(n in r.us for r in rows)]
+    names = [n for n in ("ours", "ours-sse", "transformers", "harmony") if any(n in r.us for r in rows)]
+    peers = [n for n in names if not n.startswith("ours")]
     print(
         "bench_peers: µs per chunk, best of", f"{MIN_REPS}-{MAX_REPS}", "interleaved runs; ✓ = right message"
     )
     for name in names:
         print(f"  {name}: {labels.get(name, name)}")
     headers = ["family", "output", "chunks", "unit", *[f"{n} µs" for n in names]]
-    headers += [f"ours/{n}" for n in names if n != "ours"]
+    headers += [f"ours/{n}" for n in peers]
     table = []
     for r in rows:
         cells = [r.family, r.shape, f"{r.chunks:,}", r.unit]
         for n in names:
             cells.append(f"{fmt_num(r.us[n])} {'✓' if r.right[n] else '✗'}" if n in r.us else "–")
-        for n in names:
-            if n != "ours":
-                ratio = r.us["ours"] / r.us[n] if "ours" in r.us and n in r.us else None
-                cells.append(fmt_ratio(ratio))
+        for n in peers:
+            ratio = r.us["ours"] / r.us[n] if "ours" in r.us and n in r.us else None
+            cells.append(fmt_ratio(ratio))
         table.append(cells)
     from _common import format_table
 
@@ -534,7 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps([r.__dict__ for r in rows], indent=2, ensure_ascii=False))
     # Only our own wrong answer fails the run; a peer's is reported in its column and the notes.
-    return 0 if all(r.right.get("ours", False) for r in rows) else 1
+    return 0 if all(r.right.get("ours", False) and r.right.get("ours-sse", True) for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 import secrets
 import string
@@ -14,6 +13,7 @@ from typing import Any, Literal
 from ..compiled import mypyc_attr
 from ..errors import ParserStateError, TemplateError
 from ..events import ParserEvent, RegionChunk, ToolCallEvent, Unparsed
+from ..jsonlex.canonical import json_dumper
 from ..language import ResponseTemplate, load_template
 from ..toolstream import ToolCallStreamer
 from ..toolstream.streamer import ARGUMENT_MODES
@@ -455,8 +455,11 @@ class WireAdapter:
 
 
 def dumps_chunk(chunk: Chunk) -> str:
-    """A chunk as compact JSON, the way it goes on the wire."""
-    return json.dumps(chunk, separators=(",", ":"))
+    """A chunk as compact JSON, the way it goes on the wire: ``json.dumps(chunk, separators=(",", ":"))``."""
+    return _dumps_compact(chunk)
+
+
+_dumps_compact = json_dumper(separators=(",", ":"))
 
 
 def partial_input(text: str) -> Any:
