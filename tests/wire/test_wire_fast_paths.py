@@ -169,6 +169,67 @@ _OPTIONS: dict[str, list[dict[str, Any]]] = {
 }
 
 
+def _sse(chunks: list[dict[str, Any]], protocol: str) -> str:
+    """The server-sent events of the chunks, each encoded whole by json.dumps."""
+    if protocol != "chat":
+        return "".join(
+            f"event: {c['type']}\ndata: {json.dumps(c, separators=(',', ':'))}\n\n" for c in chunks
+        )
+    return "".join(f"data: {json.dumps(c, separators=(',', ':'))}\n\n" for c in chunks)
+
+
+# Changes a caller may make to a chunk between feed() and encode(): encode writes what the chunk holds.
+_CHANGES = [
+    lambda c: c.update(id="other"),
+    lambda c: c.update(created=c["created"] + 1),
+    lambda c: c.update(model="m\u00e9"),
+    lambda c: c.update(system_fingerprint="fp"),
+    lambda c: c.update(usage={"total_tokens": 1}) if "usage" in c else c.update(usage=None),
+    lambda c: c.update({"object": c.pop("object")}),  # the same keys in another order
+    lambda c: c["choices"][0].update(index=1),
+    lambda c: c["choices"][0].update(finish_reason="stop"),
+    lambda c: c["choices"][0].update(logprobs={"content": []}),
+    lambda c: c["choices"].append(dict(c["choices"][0])),
+    lambda c: c["choices"][0]["delta"].update(role="assistant"),
+    lambda c: c["choices"][0].update(delta={"content": 3}),
+    lambda c: c["choices"][0].update(delta={"refusal": "no"}),
+    lambda c: c["choices"][0].update(delta={"tool_calls": [{"index": True, "function": {"arguments": "x"}}]}),
+    lambda c: c["choices"][0].update(
+        delta={"tool_calls": [{"index": 0, "function": {"arguments": "x", "name": "f"}}]}
+    ),
+    lambda c: c["choices"][0].update(delta={"tool_calls": [{"function": {"arguments": "x"}, "index": 0}]}),
+    lambda c: c["choices"][0].update(delta={"content": '\ud800 \u2028 é "\\'}),
+]
+
+
+@SETTINGS
+@given(
+    WORDS,
+    st.lists(ARGUMENTS, min_size=1, max_size=2),
+    st.integers(0, 2**32),
+    st.booleans(),
+    st.lists(st.sampled_from(range(len(_CHANGES))), max_size=3),
+)
+def test_encode_writes_each_chunk_as_json_dumps_does(
+    content: str, calls: list[dict], seed: int, usage: bool, changes: list[int]
+) -> None:
+    """encode() writes the usual chunks from a prepared frame: the same text as json.dumps of the whole
+    chunk, also after the chunk, or the adapter's constants, changed."""
+    rng = random.Random(seed)
+    parser = rt.ResponseParser(HERMES, prefix=_PROMPTS["qwen3"], tools=WEATHER_TOOLS)
+    adapter = ChatCompletionsAdapter(HERMES, tools=WEATHER_TOOLS, include_usage=usage, seed=seed)
+    chunks = adapter.feed(parser.initial_events)
+    for piece in pieces(_render("qwen3", "Hmm.", content, calls, rng), rng):
+        chunks += adapter.feed(parser.feed(piece))
+        if rng.random() < 0.05:
+            adapter.model = rng.choice(["a", "b\u00e9"])  # a new constant part from the next chunk on
+    chunks += adapter.finish(parser.finalize()[1], usage=USAGE if usage else None)
+    with_choices = [c for c in chunks if c["choices"]]  # not the usage chunk
+    for index in changes:
+        _CHANGES[index](rng.choice(with_choices))
+    assert adapter.encode(chunks) == _sse(chunks, "chat")
+
+
 def _no_shortcuts(adapter: WireAdapter) -> WireAdapter:
     adapter._text_fields, adapter._tool_fields = {}, frozenset()  # every event through the general dispatch
     return adapter
@@ -218,10 +279,14 @@ def test_shortcuts_send_what_the_general_path_sends(
         fast = make_adapter(protocol, template, WEATHER_TOOLS, **kw)
         general = _no_shortcuts(make_adapter(protocol, template, WEATHER_TOOLS, **kw))
         for events in feeds:
-            assert fast.feed(events) == general.feed(events)
+            chunks = fast.feed(events)
+            assert chunks == general.feed(events)
+            assert fast.encode(chunks) == _sse(chunks, protocol)
         usage = USAGE if kw.get("include_usage") else None
         end = {"finish_reason": finish_reason, "usage": usage}
-        assert fast.finish(final_events, **end) == general.finish(final_events, **end)
+        chunks = fast.finish(final_events, **end)
+        assert chunks == general.finish(final_events, **end)
+        assert fast.encode(chunks) == _sse(chunks, protocol)
         assert json.dumps(fast.final()) == json.dumps(general.final())
         assert fast.errors == general.errors
 

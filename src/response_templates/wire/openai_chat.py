@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import json.encoder
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -17,6 +19,71 @@ _REASONING_KEYS = {
     "reasoning": ("reasoning",),
     "both": ("reasoning_content", "reasoning"),
 }
+
+
+#: What :meth:`ChatCompletionsAdapter.encode` writes chunks with: the constant part it was made for,
+#: its keys and the keys of the choice, the id, created, model and choice index it holds, and the text
+#: before and after the delta.
+_Frame = tuple[Chunk, list[str], list[str], Any, Any, Any, Any, str, str]
+#: The delta's place in a frame, and how JSON writes it.
+_MARK = "\x00delta\x00"
+_MARK_JSON = '"\\u0000delta\\u0000"'
+#: The text deltas written from a frame: key -> its JSON, with the opening brace.
+_TEXT_KEYS = {key: f'{{"{key}":' for key in ("content", "reasoning_content", "reasoning")}
+_CALL_KEYS = ["index", "function"]
+_escape: Callable[[str], str] = getattr(json.encoder, "c_encode_basestring_ascii", None) or (
+    lambda text: json.dumps(text)
+)
+
+
+def _framed(chunk: Chunk, frame: _Frame) -> str | None:
+    """``"data: " + dumps_chunk(chunk) + "\\n\\n"`` from the frame, or None when the chunk is not of a
+    shape the frame writes exactly (then it is encoded whole)."""
+    _, head_keys, choice_keys, chunk_id, created, model, choice_index, before, after = frame
+    try:
+        if (
+            type(chunk) is not dict
+            or list(chunk) != head_keys  # the same keys in the same order: the frame's
+            or chunk["id"] is not chunk_id  # the very objects the frame wrote
+            or chunk["created"] is not created
+            or chunk["model"] is not model
+            or chunk["object"] != "chat.completion.chunk"
+            or chunk.get("usage", None) is not None
+        ):
+            return None
+        choices = chunk["choices"]
+        if type(choices) is not list or len(choices) != 1:
+            return None
+        choice = choices[0]
+        if (
+            type(choice) is not dict
+            or list(choice) != choice_keys
+            or choice["index"] is not choice_index
+            or choice["logprobs"] is not None
+            or choice["finish_reason"] is not None
+        ):
+            return None
+        delta = choice["delta"]
+        if type(delta) is not dict or len(delta) != 1:
+            return None
+        key, value = next(iter(delta.items()))
+        opening = _TEXT_KEYS.get(key)
+        if opening is not None:
+            return f"{before}{opening}{_escape(value)}}}{after}" if type(value) is str else None
+        if key != "tool_calls" or type(value) is not list or len(value) != 1:
+            return None
+        call = value[0]
+        if type(call) is not dict or list(call) != _CALL_KEYS:
+            return None
+        index, function = call["index"], call["function"]
+        if type(index) is not int or type(function) is not dict or len(function) != 1:
+            return None
+        arguments = function["arguments"]  # the one key, or KeyError
+        if type(arguments) is not str:
+            return None
+    except KeyError:
+        return None
+    return f'{before}{{"tool_calls":[{{"index":{index},"function":{{"arguments":{_escape(arguments)}}}}}]}}{after}'
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -121,6 +188,7 @@ class ChatCompletionsAdapter(WireAdapter):
         # subclass that sends text or calls its own way.
         self._short_text = type(self)._on_text_delta is ChatCompletionsAdapter._on_text_delta
         self._short_calls = type(self)._on_call is ChatCompletionsAdapter._on_call
+        self._frame: _Frame | None = None  # how encode() writes the usual chunks (see _framed)
         self._calls: list[dict[str, Any]] = []  # the message's tool_calls, as sent
         self._arguments: list[list[str]] = []
 
@@ -147,8 +215,43 @@ class ChatCompletionsAdapter(WireAdapter):
 
     def encode(self, chunks: Iterable[Chunk]) -> str:
         """The chunks as server-sent events (``data: {...}`` lines); end the stream with
-        :attr:`sse_terminator` (``data: [DONE]``)."""
-        return "".join(f"data: {dumps_chunk(c)}\n\n" for c in chunks)
+        :attr:`sse_terminator` (``data: [DONE]``).
+
+        Each line is ``"data: " + dumps_chunk(chunk) + "\\n\\n"``. A chunk of the usual shapes (one text
+        delta, or one argument fragment, with this adapter's constant part, as :meth:`feed` made it) is
+        written from a prepared frame around its one varying string, without encoding the rest again;
+        any other chunk, or one changed since, is encoded whole.
+        """
+        frame = self._frame
+        if frame is None or frame[0] is not self._head:
+            frame = self._frame = self._new_frame()
+        if frame is None:  # pragma: no cover - see _new_frame
+            return "".join(f"data: {dumps_chunk(c)}\n\n" for c in chunks)
+        out = []
+        for chunk in chunks:
+            text = _framed(chunk, frame)
+            out.append(text if text is not None else f"data: {dumps_chunk(chunk)}\n\n")
+        return "".join(out)
+
+    def _new_frame(self) -> _Frame | None:
+        """The text of every chunk around its delta, for the chunks of the constant part now in use."""
+        head = self._head or self._new_head()
+        choice = {**self._choice, "delta": _MARK}
+        text = f"data: {dumps_chunk({**head, 'choices': [choice]})}\n\n"
+        before, mark, after = text.partition(_MARK_JSON)
+        if not mark:  # pragma: no cover - the marker is always written as _MARK_JSON
+            return None
+        return (
+            head,
+            list(head),
+            list(choice),
+            head["id"],
+            head["created"],
+            head["model"],
+            choice["index"],
+            before,
+            after,
+        )
 
     # -- hooks -------------------------------------------------------------------------------------------
 
