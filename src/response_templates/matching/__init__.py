@@ -23,8 +23,8 @@ starts before the undecided position is final: every continuation of the stream 
   buffer. (A never-matching branch and a lookahead for the first characters only speed the probe up,
   see patterns.compile_pattern.) End-of-input assertions (``$``, ``\\Z``, ``\\b``, ``\\B``, ``\\m``, ``\\M``) are
   rewritten into equivalent lookarounds that read a character, so that they, too, register as touching
-  the end of the buffer. A regex whose every match ends with the same literal (``required_suffix``) is
-  neither searched nor probed where that literal is absent (:meth:`Delimiter.find_regex`), and no
+  the end of the buffer. A regex whose every match contains one of a few literal texts
+  (``required_literals``) is neither searched nor probed where they are all absent (:meth:`Delimiter.find_regex`), and no
   delimiter probes past the earliest match the scan has found.
 
 Work per call is proportional to the text searched (the unrouted tail of the buffer), which the parser
@@ -52,7 +52,7 @@ from .patterns import (
     regex_first_chars,
     regex_literal_prefix,
     regex_literal_suffix,
-    regex_required_suffix,
+    regex_required_literals,
     rewrite_end_assertions,
 )
 
@@ -124,8 +124,12 @@ class Delimiter:
     group_names: frozenset[str] = frozenset()
     #: Regex delimiters: the characters every match starts at (None: unknown); see regex_first_chars.
     first_chars: str | None = None
-    #: Regex delimiters: literal text every match ends with ("" if none); see regex_required_suffix.
-    required_suffix: str = ""
+    #: Regex delimiters: literal texts one of which every match contains (() if none is known); see
+    #: regex_required_literals. The check: ``required_one`` when there is one (``str.find``), else
+    #: ``required``, a search for any of them (stdlib ``re``: an alternation of literals), or neither.
+    required_literals: tuple[str, ...] = ()
+    required_one: str = ""
+    required: Any = None
 
     @classmethod
     def literal(cls, value: Any, *, field: str, kind: str, key: str) -> Delimiter:
@@ -166,6 +170,7 @@ class Delimiter:
         search, probe, lookbehind = compile_pattern(
             source, field=field if kind != "anchor" else None, key=key
         )
+        required = regex_required_literals(source)
         return cls(
             field=field,
             kind=kind,
@@ -175,7 +180,9 @@ class Delimiter:
             lookbehind=lookbehind,
             group_names=frozenset(search.groupindex),
             first_chars=regex_first_chars(source),
-            required_suffix=regex_required_suffix(source),
+            required_literals=required,
+            required_one=required[0] if len(required) == 1 else "",
+            required=re.compile("|".join(map(re.escape, required))) if len(required) > 1 else None,
         )
 
     @property
@@ -222,6 +229,14 @@ class Delimiter:
         except TimeoutError:
             raise self._timeout_error(meter) from None
 
+    def may_match(self, text: str, pos: int) -> bool:
+        """False when ``text`` holds none of the required literals from ``pos`` on: no match there."""
+        one = self.required_one
+        if one:
+            return text.find(one, pos) >= 0
+        required = self.required
+        return required is None or required.search(text, pos) is not None
+
     def find_regex(
         self,
         text: str,
@@ -242,13 +257,17 @@ class Delimiter:
         the same place); the search then resumes one character later. ``memo`` (see :meth:`WatchSet.scan`)
         remembers earlier searches of the same text. Every search is charged to ``meter``.
 
-        A text without the literal text that every match ends with (``required_suffix``) holds no match:
-        nothing is searched then, and on short text the undecided position is where the pattern's
+        A text that holds none of the literal texts one of which every match contains
+        (``required_literals``) holds no match: nothing is searched then, and on short text the undecided position is where the pattern's
         partial match starts (with no complete match in the text, the probe and the partial search agree;
-        tests/test_required_suffix.py checks it for every delimiter of the library).
+        tests/test_required_literals.py checks it for every delimiter of the library).
         """
-        suffix = self.required_suffix
-        if suffix and text.find(suffix, pos) < 0:
+        one = self.required_one  # may_match, inline (once per delimiter and scan)
+        if (
+            (text.find(one, pos) < 0)
+            if one
+            else not (self.required is None or self.required.search(text, pos))
+        ):
             if final:
                 return None, _INF
             if len(text) - pos <= _SHORT_PARTIAL:
@@ -563,7 +582,12 @@ class WatchSet:
             # probe past it. (A zero-width match where the last boundary was is skipped, so not counted.)
             limit = best[0] if best is not None else _INF
             for d in self.regexes:
-                if not d.required_suffix or text.find(d.required_suffix, pos) >= 0:
+                one = d.required_one  # may_match, inline
+                if (
+                    (text.find(one, pos) >= 0)
+                    if one
+                    else (d.required is None or d.required.search(text, pos))
+                ):
                     try:
                         m = _memo_search(d.pattern, d, text, pos, meter, memo)
                     except TimeoutError:

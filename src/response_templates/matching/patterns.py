@@ -28,6 +28,7 @@ __all__ = [
     "regex_first_chars",
     "regex_literal_prefix",
     "regex_literal_suffix",
+    "regex_required_literals",
     "rewrite_end_assertions",
 ]
 
@@ -329,37 +330,73 @@ def regex_literal_prefix(source: str) -> str:
 _SUFFIX_UNSAFE_OPS = frozenset({"AT", "ASSERT", "ASSERT_NOT", "GROUPREF", "GROUPREF_EXISTS"})
 
 
-# The opening of a named group (not after a backslash): read as a plain group by regex_required_suffix.
+# The opening of a named group (not after a backslash): read as a plain group by regex_required_literals.
 _NAMED_GROUP = regex.compile(r"(?<!\\)\(\?P<\w+>")
 
 
-def regex_required_suffix(source: str) -> str:
-    """The literal text every match of ``source`` ends with, lookarounds and anchors allowed, or ``""``.
+def regex_required_literals(source: str) -> tuple[str, ...]:
+    """Literal texts one of which every match of ``source`` contains, or ``()`` when none is known.
 
-    Weaker than :func:`regex_literal_suffix` in what it promises: only that a match cannot exist in a
-    text that does not contain it (a lookaround may still look past the match). The parser uses it to
-    skip searching for a match, and probing whether one is still undecided, where it cannot be.
+    Lookarounds and anchors are allowed: the promise is only that a match cannot exist in a text that
+    contains none of them after where the search starts. The parser uses it to skip searching for a
+    match, and probing whether one is still undecided, where none can be. Of the ways a pattern requires
+    literal text (a run of literal characters, one literal per branch of an alternation, the inside of a
+    group that must match), the one nearest the end of a match is kept: in a stream it arrives last, so
+    its absence rules a match out for longest.
 
-    >>> regex_required_suffix(r"(?:to=(?!functions\\.)\\w+)?<\\|channel\\|>\\w+\\s*<\\|message\\|>")
-    '<|message|>'
-    >>> regex_required_suffix(r"<think>(?:\\s*<think>)?"), regex_required_suffix(r"a|bc")
-    ('', '')
+    >>> regex_required_literals(r"(?:to=(?!functions\\.)\\w+)?<\\|channel\\|>\\w+\\s*<\\|message\\|>")
+    ('<|message|>',)
+    >>> regex_required_literals(r"</invoke>(?:\\s*</tool_call>)?|<\\|im_end\\|>")
+    ('/invoke>', '|im_end|>')
+    >>> regex_required_literals(r"a+|\\w"), regex_required_literals(r"(?i)<think>")
+    ((), ())
 
     Named groups do not change what a pattern matches, so a name used twice (``regex`` allows it,
-    Python's parser does not) is read as a plain group.
+    Python's parser does not) is read as a plain group. (Python's parser moves the text all branches
+    start with in front of the alternation: ``</a>|</b>`` is read as ``</`` then ``a>|b>``.)
     """
     parsed = _parsed_like_regex(source)
     if parsed is None:
         parsed = _parsed_like_regex(_NAMED_GROUP.sub("(", source))
     if parsed is None:
-        return ""
-    chars: list[str] = []
-    items: Any = parsed
-    for op, av in reversed(list(items)):
-        if op is not sre_parse.LITERAL:
-            break
-        chars.append(chr(av))
-    return "".join(reversed(chars))
+        return ()
+    return _required(parsed) or ()
+
+
+def _required(items: Any) -> tuple[str, ...] | None:
+    """Literals one of which every match of the sequence ``items`` (a SubPattern) contains, or None."""
+    best: tuple[str, ...] | None = None
+
+    def consider(candidate: tuple[str, ...] | None) -> None:
+        nonlocal best
+        if candidate:
+            best = candidate  # the last one wins: nearest the end of a match
+
+    run: list[str] = []
+    for op, av in [*items, (None, None)]:
+        if op is sre_parse.LITERAL:
+            run.append(chr(av))
+            continue
+        if run:
+            consider(("".join(run),))
+            run = []
+        name = str(op)
+        if name == "BRANCH":
+            alternatives: list[str] = []
+            for branch in av[1]:
+                found = _required(branch)
+                if found is None:
+                    alternatives = []
+                    break
+                alternatives.extend(found)
+            consider(tuple(dict.fromkeys(alternatives)))
+        elif name == "SUBPATTERN" and not av[1] & re.IGNORECASE:
+            consider(_required(av[-1]))
+        elif name == "ATOMIC_GROUP":
+            consider(_required(av))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1:
+            consider(_required(av[2]))
+    return best
 
 
 def regex_literal_suffix(source: str) -> str:

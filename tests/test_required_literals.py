@@ -1,9 +1,10 @@
-"""A regex delimiter whose matches all end with a literal is not searched where that literal is absent.
+"""A regex delimiter whose matches all contain one of a few literals is not searched where they are absent.
 
-Where the text after the scan position lacks the literal every match ends with (``required_suffix``), the
-scanner skips the search and takes the undecided position from the pattern's own partial search instead
-of the probe. That is exact only if, with no complete match in the text, the two agree: checked here for
-every regex delimiter of the library on texts made of the pattern's own pieces, cut anywhere.
+Where the text after the scan position holds none of the literal texts one of which every match contains
+(``required_literals``), the scanner skips the search and takes the undecided position from the pattern's
+own partial search instead of the probe. That is exact only if, with no complete match in the text, the
+two agree: checked here for every regex delimiter of the library on texts made of the pattern's own
+pieces, cut anywhere; and the reading itself is checked: every match contains one of the literals.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 import response_templates as rt
 from hypothesis_profiles import examples
 from response_templates.matching import Delimiter
-from response_templates.matching.patterns import regex_required_suffix
+from response_templates.matching.patterns import regex_required_literals
 
 
 def _suffixed_delimiters() -> list[Delimiter]:
@@ -24,7 +25,7 @@ def _suffixed_delimiters() -> list[Delimiter]:
         t = rt.templates.get(name)
         for watch in (t.outside, *t.inside.values()):
             for d in watch.delimiters:
-                if d.literals is None and d.required_suffix:
+                if d.literals is None and d.required_literals:
                     found.setdefault(id(d), d)
     return list(found.values())
 
@@ -41,7 +42,7 @@ def _pieces(d: Delimiter) -> list[str]:
 
 
 def test_the_library_has_such_delimiters() -> None:
-    assert len(DELIMITERS) >= 20  # gpt-oss headers, DeepSeek calls, XML calls, ...
+    assert len(DELIMITERS) >= 70  # gpt-oss headers, DeepSeek calls, XML calls, reasoning openers, ...
 
 
 @settings(max_examples=examples(400))
@@ -51,7 +52,9 @@ def test_partial_search_agrees_with_the_probe_without_the_suffix(data: st.DataOb
     pieces = data.draw(st.lists(st.sampled_from(_pieces(d)), max_size=12))
     text = "".join(pieces)
     text = text[: data.draw(st.integers(0, len(text)))]
-    text = text.replace(d.required_suffix, "")
+    for literal in d.required_literals:
+        text = text.replace(literal, "")
+    assert not d.may_match(text, 0)
     pos = data.draw(st.integers(0, len(text)))
     probe = d.probe.search(text, pos, partial=True)
     partial = d.pattern.search(text, pos, partial=True)
@@ -59,19 +62,29 @@ def test_partial_search_agrees_with_the_probe_without_the_suffix(data: st.DataOb
     assert (probe and probe.start()) == (partial and partial.start())
 
 
-@given(st.sampled_from(DELIMITERS), st.text(alphabet="<|>abc\n =", max_size=20))
-def test_every_match_ends_with_the_suffix(d: Delimiter, filler: str) -> None:
-    """Where the pattern matches a text, the match ends with its required suffix."""
-    for m in d.pattern.finditer(filler + "".join(_pieces(d)) + d.required_suffix):
-        assert m.group().endswith(d.required_suffix)
+@given(st.sampled_from(DELIMITERS), st.data())
+def test_every_match_contains_a_required_literal(d: Delimiter, data: st.DataObject) -> None:
+    """Where the pattern matches a text, the match contains one of its required literals."""
+    pieces = data.draw(st.lists(st.sampled_from([*_pieces(d), *d.required_literals]), max_size=16))
+    for m in d.pattern.finditer("".join(pieces)):
+        assert any(literal in m.group() for literal in d.required_literals), (m.group(), d.required_literals)
 
 
-def test_required_suffix_reading() -> None:
-    assert regex_required_suffix(r"<\|channel\|>\w+\s*<\|message\|>") == "<|message|>"
-    assert regex_required_suffix(r"(?P<n>a)|(?P<n>b)c") == ""  # a branch at the top: no common suffix
-    assert regex_required_suffix(r"(?:(?P<n>a)|(?P<n>b))c") == "c"  # a name used twice is fine
-    assert regex_required_suffix(r"x$") == ""
-    assert regex_required_suffix(r"(?i)ab") == ""  # case-insensitive: not a literal
+def test_required_literals_reading() -> None:
+    read = regex_required_literals
+    assert read(r"<\|channel\|>\w+\s*<\|message\|>") == ("<|message|>",)  # the longest run
+    assert read(r"(?P<n>ab)|(?P<n>b)c") == ("ab", "c")  # one per branch; a name used twice is fine
+    assert read(r"(?:(?P<n>a)|(?P<n>b))cd") == ("cd",)
+    assert read(r"x$") == ("x",) and read(r"(?<=<b>)x") == ("x",)  # lookarounds are not the match
+    assert read(r"(?i)ab") == () and read(r"(?i:ab)") == ()  # case-insensitive: not a literal
+    assert read(r"a|\w") == () and read(r"(?:abc)?d*") == ()  # a branch, or a match, with no literal
+    assert read(r"(?:xyz)+|(?:uv){2}") == ("xyz", "uv")  # repeated at least once
+    # The branches come after the '<' they share (Python's parser moves it out of them).
+    assert read(r"</tool_call>|<\|im_end\|>") == ("/tool_call>", "|im_end|>")
+    assert read(r"```\s*<｜tool▁call▁end｜>(?:\s*<｜tool▁calls▁end｜>)?|<｜end▁of▁sentence｜>") == (
+        "<｜tool▁call▁end｜>",
+        "<｜end▁of▁sentence｜>",
+    )
 
 
 def test_a_text_without_the_suffix_is_not_searched() -> None:
