@@ -65,7 +65,7 @@ from response_templates.compiled import is_compiled
 from response_templates.wire import ChatCompletionsAdapter
 
 CHUNK = 4
-MIN_REPS, MAX_REPS, REP_BUDGET = 3, 15, 0.6
+MIN_REPS, MAX_REPS, REP_BUDGET = 5, 25, 1.2
 SHAPES = ("2KB", "20KB", "200KB args", "200KB reasoning")
 QUICK_SHAPES = ("2KB", "20KB")
 FAMILIES = ("qwen3", "deepseek-r1", "gpt-oss")

@@ -27,7 +27,7 @@ One place for the accumulation rules, independent of scanning:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from .compiled import mypyc_attr
 from .errors import ParseError
@@ -37,7 +37,7 @@ from .values import ValuePipeline, route_value
 __all__ = ["MessageAssembler", "is_empty", "route_value"]  # route_value: re-exported from .values
 
 #: Where kept text goes when the template has no implicit field (or a routed one).
-KEPT_KEY = "content"
+KEPT_KEY: Final = "content"
 
 
 @mypyc_attr(native_class=False)  # a str subclass: an ordinary Python class in the compiled build

@@ -58,11 +58,11 @@ from __future__ import annotations
 import codecs
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from .assembly import MessageAssembler
 from .errors import ParseError, ParserStateError, ResponseTemplateError
-from .events import ParserEvent
+from .events import ParserEvent, RegionChunk
 from .jsonlex.end import JsonEnd
 from .language import FieldSpec, ResponseTemplate, load_template
 from .matching import Match, RegexBudget, RegexMeter, WatchSet
@@ -90,7 +90,7 @@ logger = logging.getLogger("response_templates")
 #: A request's tools, as ``ResponseParser`` and ``parse_response`` take them.
 # Pending (held-back) text longer than this is re-scanned only after it has grown by half its length,
 # which keeps the total work linear even when a regex delimiter stays undecided for a long time.
-_RESCAN_FLOOR = 256
+_RESCAN_FLOOR: Final = 256
 
 
 class _Region:
@@ -100,14 +100,24 @@ class _Region:
     character, ``captures`` the open delimiter's named groups (empty for an implicit segment) and
     ``end`` the end-finder of a ``close_json`` region (where its JSON value ends), else None, and
     ``opener`` the open delimiter as written (kept with the text when the region fails, errors="keep").
+    ``chunk`` is the field's ``region_chunk`` event without its text (one per field and parser, see
+    ``ResponseParser._region``): each event is a copy of it (a copy of a small dict costs a third of
+    building one).
     """
 
-    __slots__ = ("body", "captures", "end", "field", "opener", "start")
+    __slots__ = ("body", "captures", "chunk", "end", "field", "opener", "start")
 
     def __init__(
-        self, field: FieldSpec, start: int, captures: dict[str, str], end: JsonEnd | None, opener: str = ""
+        self,
+        field: FieldSpec,
+        start: int,
+        captures: dict[str, str],
+        end: JsonEnd | None,
+        opener: str,
+        chunk: RegionChunk,
     ) -> None:
         self.field = field
+        self.chunk = chunk
         self.body: list[str] = []
         self.start = start
         self.captures = captures
@@ -152,6 +162,7 @@ class ResponseParser:
         "_base",
         "_buf",
         "_bytes_seen",
+        "_chunk_events",
         "_current",
         "_decoder",
         "_failed",
@@ -166,6 +177,7 @@ class ResponseParser:
         "_pos",
         "_quiet",
         "_raised",
+        "_scan_hint",
         "_skip_empty_at",
         "_suspended",
         "_values",
@@ -217,6 +229,9 @@ class ResponseParser:
         self._decoder: codecs.IncrementalDecoder | None = None
         self._bytes_seen = 0
         self._skip_empty_at = -1  # absolute offset of the last zero-width boundary
+        self._chunk_events: dict[str, RegionChunk] = {}  # field -> its region_chunk event, without text
+        # Which delimiter held text back last, per watch set: tried first at the next scan (WatchSet.scan).
+        self._scan_hint: dict[Any, Any] = {}
         # Whole-text parsing (parse_response) wants the message only: no events are built.
         self._quiet = False
         # Router state (see the class docstring): outside, no region open.
@@ -279,8 +294,9 @@ class ResponseParser:
                 region = self._current
                 if region is not None:
                     region.body.append(text)
-                    field = region.field
-                    return [{"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty}]
+                    event = region.chunk.copy()
+                    event["text"] = text
+                    return [event]
                 events: list[ParserEvent] = []
                 self._pos = 0  # an implicit segment opened here starts at the chunk's first character
                 self._route(events, text)
@@ -544,7 +560,7 @@ class ResponseParser:
                     match = Match(found.start(), found.end(), {}, watch.literal_owner[literal])
             elif watch.delimiters:
                 skip = self._skip_empty_at - self._base
-                match, undecided = watch.scan(buf, self._pos, final, skip, meter, memo)
+                match, undecided = watch.scan(buf, self._pos, final, skip, meter, memo, self._scan_hint)
             else:
                 match, undecided = None, len(buf)
             if match is None:
@@ -566,6 +582,16 @@ class ResponseParser:
                 self._open_region(events, t.by_name[d.field], match)
             else:
                 self._close_region(events, match)
+
+    def _region(
+        self, field: FieldSpec, start: int, captures: dict[str, str], end: JsonEnd | None, opener: str = ""
+    ) -> _Region:
+        """A new open region of ``field``, with the field's ``region_chunk`` event (made once per field)."""
+        chunk = self._chunk_events.get(field.name)
+        if chunk is None:
+            chunk = {"type": "region_chunk", "field": field.name, "text": "", "dirty": field.dirty}
+            self._chunk_events[field.name] = chunk
+        return _Region(field, start, captures, end, opener, chunk)
 
     def _region_open(self) -> bool:
         """Whether a region is open. A call, not ``self._current is not None``, where a check of the same
@@ -590,7 +616,7 @@ class ResponseParser:
             implicit = self.template.implicit
             if implicit is None:
                 return  # outside every region and no implicit field: the template discards this text
-            region = self._current = _Region(implicit, self._base + self._pos, {}, None)
+            region = self._current = self._region(implicit, self._base + self._pos, {}, None)
             if self._quiet:
                 region.body.append(text)
                 return
@@ -598,8 +624,9 @@ class ResponseParser:
         region.body.append(text)
         if self._quiet:
             return
-        field = region.field
-        events.append({"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty})
+        event = region.chunk.copy()
+        event["text"] = text
+        events.append(event)
 
     def _open_region(self, events: list[ParserEvent], field: FieldSpec, match: Match) -> None:
         """An open delimiter matched: close an implicit segment, or suspend the open explicit region."""
@@ -611,7 +638,7 @@ class ResponseParser:
             self._close_region(events, None)
         end = JsonEnd.for_args(field.content_args) if field.close_json else None
         opener = self._buf[match.start : match.end] if self._keep else ""
-        self._current = _Region(field, self._base + match.end, match.captures, end, opener)
+        self._current = self._region(field, self._base + match.end, match.captures, end, opener)
         self._enter(self.template.inside[field.name], end)
         if self._quiet:
             return

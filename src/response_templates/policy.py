@@ -7,7 +7,7 @@ from __future__ import annotations
 import codecs
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from .compiled import mypyc_attr
 from .errors import AnchorNotFoundError, ParseError, ResponseTemplateError
@@ -41,7 +41,7 @@ AnchorPolicy = Literal["raise", "parse"]
 
 #: At most this many errors are stored (``parser.errors``, ``ParsedMessage.errors``); later ones are only
 #: counted (``errors_dropped``), so that a long stream of failing regions keeps bounded memory.
-MAX_ERRORS = 100
+MAX_ERRORS: Final = 100
 
 
 class ToolParams(dict[str, dict[str, Any]]):
@@ -130,8 +130,8 @@ def anchor_not_found(template: ResponseTemplate, prefix: str) -> AnchorNotFoundE
 
 
 #: Bad bytes met by the decoder of the parser that is decoding on this thread (errors="keep").
-BAD_BYTES = threading.local()
-KEEP_DECODING = "response_templates.keep"
+BAD_BYTES: Final = threading.local()
+KEEP_DECODING: Final = "response_templates.keep"
 
 
 def replace_bad_bytes(exc: UnicodeError) -> tuple[str, int]:

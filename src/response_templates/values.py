@@ -30,7 +30,7 @@ other.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from .calls import type_tool_calls
 from .errors import ContentError, ParseError, ResponseTemplateError
@@ -45,7 +45,7 @@ ToolParams = Mapping[str, dict[str, Any]]
 
 # What a content parser, a transform or the typing may raise besides ContentError, caught defensively so
 # that a bug in one of them fails the region (a ParseError naming it) rather than the whole stream.
-_DEFENSIVE = (ValueError, TypeError, LookupError, RecursionError)
+_DEFENSIVE: Final = (ValueError, TypeError, LookupError, RecursionError)
 
 
 class ValuePipeline:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from .dialect import JSON_WS, STANDARD, JsonDialect
 
@@ -44,10 +44,10 @@ __all__ = ["JsonEnd", "value_end_problem"]
 
 # Outside strings only these characters matter (and the first characters of opening markers); inside a
 # standard string only a quote or a backslash.
-_STRUCTURE_CHARS = '[]{}"'
-_IN_STRING = re.compile(r'["\\]')
-_TOKEN_END = re.compile(r"[^A-Za-z0-9+.\-]")
-_CLOSER = {"{": "}", "[": "]"}
+_STRUCTURE_CHARS: Final = '[]{}"'
+_IN_STRING: Final = re.compile(r'["\\]')
+_TOKEN_END: Final = re.compile(r"[^A-Za-z0-9+.\-]")
+_CLOSER: Final = {"{": "}", "[": "]"}
 
 _BEFORE, _NESTED, _STRING, _ESCAPE, _DELIMITED, _TOKEN, _DONE, _MALFORMED = range(8)
 
@@ -57,7 +57,7 @@ def _structure_re(dialect: JsonDialect) -> re.Pattern[str]:
     return re.compile("[" + re.escape(chars) + "]")
 
 
-_STANDARD_STRUCTURE = _structure_re(STANDARD)
+_STANDARD_STRUCTURE: Final = _structure_re(STANDARD)
 
 
 def value_end_problem(content_args: Mapping[str, Any]) -> str | None:

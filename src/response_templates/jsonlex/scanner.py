@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from ..events import Report
 from .canonical import dumps_arguments
@@ -26,28 +26,28 @@ Path = tuple[str, ...]
 # The incremental JSON scanner
 
 # States of the scanner (what the next character may be).
-_VALUE = 0  # a value (document start, after ':' or after ',' in an array)
-_OBJ_FIRST = 1  # after '{': a key or '}'
-_OBJ_KEY = 2  # after ',' in an object: a key
-_OBJ_COLON = 3  # after a key: ':'
-_OBJ_NEXT = 4  # after a member: ',' or '}'
-_ARR_FIRST = 5  # after '[': a value or ']'
-_ARR_NEXT = 6  # after an element: ',' or ']'
-_STRING = 7  # inside a "..." string
-_SCALAR = 8  # inside a number or a literal (true, false, null, NaN, Infinity, -Infinity)
-_BARE_KEY = 9  # inside an unquoted key (dialect)
-_DELIMITED = 10  # inside a string with custom delimiters (dialect)
-_DONE = 11  # the document is complete; only whitespace may follow
-_FAILED = 12  # invalid JSON was seen; everything else is ignored
+_VALUE: Final = 0  # a value (document start, after ':' or after ',' in an array)
+_OBJ_FIRST: Final = 1  # after '{': a key or '}'
+_OBJ_KEY: Final = 2  # after ',' in an object: a key
+_OBJ_COLON: Final = 3  # after a key: ':'
+_OBJ_NEXT: Final = 4  # after a member: ',' or '}'
+_ARR_FIRST: Final = 5  # after '[': a value or ']'
+_ARR_NEXT: Final = 6  # after an element: ',' or ']'
+_STRING: Final = 7  # inside a "..." string
+_SCALAR: Final = 8  # inside a number or a literal (true, false, null, NaN, Infinity, -Infinity)
+_BARE_KEY: Final = 9  # inside an unquoted key (dialect)
+_DELIMITED: Final = 10  # inside a string with custom delimiters (dialect)
+_DONE: Final = 11  # the document is complete; only whitespace may follow
+_FAILED: Final = 12  # invalid JSON was seen; everything else is ignored
 
-_WS = " \t\n\r"
-_WS_RUN = re.compile(r"[ \t\n\r]*")
-_STR_SPECIAL = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')
-_SCALAR_RUN = re.compile(r"[0-9A-Za-z+\-.]*")
-_SCALAR_START = frozenset("-0123456789tfnNI")
-_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
-_HEX_PREFIX = re.compile(r"[0-9a-fA-F]{0,3}")
-_SHORT_ESCAPES = {
+_WS: Final = " \t\n\r"
+_WS_RUN: Final = re.compile(r"[ \t\n\r]*")
+_STR_SPECIAL: Final = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')
+_SCALAR_RUN: Final = re.compile(r"[0-9A-Za-z+\-.]*")
+_SCALAR_START: Final = frozenset("-0123456789tfnNI")
+_HEX4: Final = re.compile(r"[0-9a-fA-F]{4}")
+_HEX_PREFIX: Final = re.compile(r"[0-9a-fA-F]{0,3}")
+_SHORT_ESCAPES: Final = {
     '"': '\\"',
     "\\": "\\\\",
     "/": "/",
@@ -57,10 +57,10 @@ _SHORT_ESCAPES = {
     "r": "\\r",
     "t": "\\t",
 }
-_NEEDS_ESCAPE = _STR_SPECIAL  # the characters a canonical string escapes
+_NEEDS_ESCAPE: Final = _STR_SPECIAL  # the characters a canonical string escapes
 # String text that is its own canonical text and stays inside the string: no quote, control character or
 # surrogate, and only complete escapes that canonical JSON writes the same way (not \/ nor \uXXXX).
-_VERBATIM = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]*(?:\\["\\bfnrt][^"\\\x00-\x1f\ud800-\udfff]*)*')
+_VERBATIM: Final = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]*(?:\\["\\bfnrt][^"\\\x00-\x1f\ud800-\udfff]*)*')
 
 
 def _canonical_char(char: str) -> str:

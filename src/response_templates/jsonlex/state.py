@@ -4,16 +4,16 @@ and the open containers (:mod:`.scanner` drives them)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 __all__ = ["ARGS", "HOLD", "ID", "NAME", "PLAIN", "Frame", "Watch"]
 
 # Roles of a value.
-PLAIN = 0  # validated only
-ARGS = 1  # the arguments value of an item: reported (raw and canonical)
-NAME = 2  # a watched name value: captured, reported when complete
-ID = 3  # a watched id value: captured, reported when complete
-HOLD = 4  # a top-level argument that tool typing may change: captured, emitted once typed
+PLAIN: Final = 0  # validated only
+ARGS: Final = 1  # the arguments value of an item: reported (raw and canonical)
+NAME: Final = 2  # a watched name value: captured, reported when complete
+ID: Final = 3  # a watched id value: captured, reported when complete
+HOLD: Final = 4  # a top-level argument that tool typing may change: captured, emitted once typed
 
 
 class Watch:

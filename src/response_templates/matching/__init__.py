@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import regex
 
@@ -70,13 +70,20 @@ __all__ = [
     "rewrite_end_assertions",
 ]
 
-_INF = 1 << 62
+_INF: Final = 1 << 62
 # A regex match this close to the search start is confirmed by probing each start position up to it.
-_PROBE_GAP = 32
+_PROBE_GAP: Final = 32
 # Up to this many characters, a delimiter's undecided position where its required suffix is absent comes
 # from the pattern's own partial search: several times cheaper than the probe on short text, but it looks
 # for the required literal before every start position, so on long text the (linear) probe is used.
-_SHORT_PARTIAL = 256
+_SHORT_PARTIAL: Final = 256
+
+
+def _char_class(chars: Sequence[str]) -> re.Pattern[str]:
+    """A pattern that finds any of ``chars`` (none when empty). The standard library's engine: a class of
+    literal characters needs no partial matching or timeout, and it costs a third of ``regex`` per call,
+    which matters where every streamed chunk is searched."""
+    return re.compile("[" + "".join(re.escape(c) for c in chars) + "]" if chars else "(?!)")
 
 
 class Match:
@@ -246,12 +253,17 @@ class Delimiter:
         meter: RegexMeter,
         memo: dict[Any, tuple[int, Any]] | None = None,
         limit: int = _INF,
+        below: int = _INF,
     ) -> tuple[Any, int]:
         """Leftmost-first match of a regex delimiter from ``pos`` and the undecided position.
 
         ``limit`` is where the scan already has a match of another delimiter: only undecided positions up
         to it matter then (later ones cannot change which match wins), so only they are probed; an
-        undecided position after ``limit`` may be reported as none.
+        undecided position after ``limit`` may be reported as none. ``below`` is where text is already
+        held back (by the delimiters scanned before): the scan keeps the earliest undecided position, so
+        one at or after ``below`` may be reported as none too, and nothing is searched for it when
+        ``below`` is ``pos`` and no match is possible (a header that several patterns could still open
+        costs one partial search, not one per pattern).
 
         A zero-width match at ``skip_empty_at`` is not allowed (the previous boundary was zero-width at
         the same place); the search then resumes one character later. ``memo`` (see :meth:`WatchSet.scan`)
@@ -268,7 +280,7 @@ class Delimiter:
             if one
             else not (self.required is None or self.required.search(text, pos))
         ):
-            if final:
+            if final or below <= pos:
                 return None, _INF
             if len(text) - pos <= _SHORT_PARTIAL:
                 try:
@@ -286,11 +298,11 @@ class Delimiter:
                         # Only start positions up to the match (this one's or the scan's) matter; a near
                         # one is checked at each of them instead of probing the rest of the text.
                         probe_match = self.probe.match
-                        for start in range(pos, last + 1):
+                        for start in range(pos, min(last + 1, below)):
                             if meter.run(probe_match, text, start, partial=True) is not None:
                                 undecided = start
                                 break
-                    else:
+                    elif below > pos:
                         p = _memo_search(self.probe, (self, "probe"), text, pos, meter, memo, partial=True)
                         if p is not None:
                             undecided = p.start()
@@ -346,9 +358,9 @@ def _memo_literal(
 
 
 # Literals up to this long keep a table of their proper prefixes for hold-back; longer ones are compared.
-_SHORT_LITERAL = 32
+_SHORT_LITERAL: Final = 32
 # Watch sets with at least this many regex delimiters that start with a literal index them by it.
-_INDEX_AT = 8
+_INDEX_AT: Final = 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -368,7 +380,7 @@ class _PrefixIndex:
     #: every non-empty proper prefix of a literal prefix: text that ends there is undecided
     partials: frozenset[str]
     longest: int
-    first_re: Any
+    first_re: re.Pattern[str]
     order: dict[Delimiter, int]
 
     @classmethod
@@ -388,7 +400,7 @@ class _PrefixIndex:
             tables=tables,
             partials=frozenset(partials),
             longest=max(len(p) for p in prefixes),
-            first_re=regex.compile("[" + "".join(regex.escape(c) for c in firsts) + "]"),
+            first_re=_char_class(firsts),
             order={d: i for i, d in enumerate(delimiters)},
         )
 
@@ -457,7 +469,7 @@ class WatchSet:
     #: :func:`regex_first_chars` cannot bound). A chunk that contains none of them, arriving when nothing
     #: is held back and not at the start of the stream, cannot start or complete a delimiter.
     first_chars: str | None = None
-    first_re: Any = None
+    first_re: re.Pattern[str] | None = None
     #: Only literal delimiters (no regex): a scan is one unmetered search and the hold-back check.
     literal_only: bool = False
 
@@ -506,9 +518,7 @@ class WatchSet:
             regexes=tuple(regexes),
             indexed=indexed,
             first_chars=first_chars,
-            first_re=regex.compile(
-                "[" + "".join(regex.escape(c) for c in first_chars) + "]" if first_chars else "(?!)"
-            ),
+            first_re=_char_class(first_chars or ""),
             literal_only=literal_re is not None and not regexes and indexed is None,
         )
 
@@ -542,6 +552,7 @@ class WatchSet:
         skip_empty_at: int,
         meter: RegexMeter | float,
         memo: dict[Any, tuple[int, Any]] | None = None,
+        hint: dict[Any, Any] | None = None,
     ) -> tuple[Match | None, int]:
         """Find the next boundary in ``text[pos:]`` that no further input can change.
 
@@ -551,6 +562,8 @@ class WatchSet:
         undecided and ``undecided`` is ``len(text)``. ``memo`` (for scans of one unchanged ``text``) keeps
         each pattern's last search so that a later scan of the same text reuses it. ``meter`` is charged
         with every regex search (a number: a per-search timeout in seconds, nothing else bounded).
+        ``hint`` (kept by the caller across scans, any text) only orders work: the delimiter that last
+        held text back is tried first, as it usually still does when the text has grown by a token.
         """
         best: tuple[Any, ...] | None = None
         undecided = _INF
@@ -594,14 +607,30 @@ class WatchSet:
                         raise d._timeout_error(meter) from None
                     if m is not None and m.start() < limit and not (m.start() == m.end() == skip_empty_at):
                         limit = m.start()
+        # The delimiter that held text back at the last scan (``hint``) is asked first: where it still
+        # does, the others need not look for text to hold back (``below``; a header that several patterns
+        # could still open then costs one partial search, not one per pattern). Only the order of the work
+        # depends on the hint, never the answer.
+        last = hint.get(self) if hint is not None and not final else None
+        early: tuple[Any, int] | None = None
+        if last is not None and undecided > pos:
+            early = last.find_regex(text, pos, final, skip_empty_at, meter, memo, limit, undecided)
+            if early[1] < undecided:
+                undecided = early[1]
+        held = last if undecided <= n else None
         for d in self.regexes:
-            m, u = d.find_regex(text, pos, final, skip_empty_at, meter, memo, limit)
+            if early is not None and d is last:
+                m, u = early
+            else:
+                m, u = d.find_regex(text, pos, final, skip_empty_at, meter, memo, limit, undecided)
             if u < undecided:
-                undecided = u
+                undecided, held = u, d
             if m is not None:
                 key = (m.start(), m.start() - m.end(), *_priority(d), m, d)
                 if best is None or key[:4] < best[:4]:
                     best = key
+        if hint is not None and held is not None and undecided <= n:
+            hint[self] = held
         if final or undecided > n:
             undecided = n
         if best is None:

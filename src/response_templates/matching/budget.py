@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Any
+from typing import Any, Final
 
 from ..errors import PatternTimeoutError, ResponseTemplateError
 
@@ -54,9 +54,9 @@ class RegexBudget:
 
 
 #: The budget a parser uses when none is given.
-DEFAULT_REGEX_BUDGET = RegexBudget()
+DEFAULT_REGEX_BUDGET: Final = RegexBudget()
 
-_BUDGET_NAMES = {"per_search": "per-search", "per_feed": "per-feed", "per_stream": "per-stream"}
+_BUDGET_NAMES: Final = {"per_search": "per-search", "per_feed": "per-feed", "per_stream": "per-stream"}
 
 
 class RegexMeter:

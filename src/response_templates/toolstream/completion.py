@@ -39,27 +39,28 @@ ValueError: not the start of a JSON document: expecting ':' at offset 5
 from __future__ import annotations
 
 import re
+from typing import Final
 
 __all__ = ["json_completion"]
 
 # What the next non-space character may be.
-_VALUE = 0  # a value (document start, after ':', after ',' in an array)
-_FIRST_ELEMENT = 1  # after '[': a value or ']'
-_FIRST_KEY = 2  # after '{': a key or '}'
-_KEY = 3  # after ',' in an object: a key
-_COLON = 4  # after a key
-_NEXT = 5  # after a value in a container: ',' or the closer
-_DONE = 6  # after the document
+_VALUE: Final = 0  # a value (document start, after ':', after ',' in an array)
+_FIRST_ELEMENT: Final = 1  # after '[': a value or ']'
+_FIRST_KEY: Final = 2  # after '{': a key or '}'
+_KEY: Final = 3  # after ',' in an object: a key
+_COLON: Final = 4  # after a key
+_NEXT: Final = 5  # after a value in a container: ',' or the closer
+_DONE: Final = 6  # after the document
 
-_WS = " \t\n\r"
-_HEX = frozenset("0123456789abcdefABCDEF")
-_ESCAPES = frozenset('"\\/bfnrtu')
-_LITERALS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
-_NUMBER_CHARS = frozenset("0123456789+-.eE")
+_WS: Final = " \t\n\r"
+_HEX: Final = frozenset("0123456789abcdefABCDEF")
+_ESCAPES: Final = frozenset('"\\/bfnrtu')
+_LITERALS: Final = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
+_NUMBER_CHARS: Final = frozenset("0123456789+-.eE")
 # A complete number, as json.loads reads it.
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 # A number that one more digit completes: '-', '1.', '1e', '1e+'.
-_NEEDS_DIGIT = re.compile(r"-|-?(?:0|[1-9][0-9]*)(?:\.|(?:\.[0-9]+)?[eE][+-]?)")
+_NEEDS_DIGIT: Final = re.compile(r"-|-?(?:0|[1-9][0-9]*)(?:\.|(?:\.[0-9]+)?[eE][+-]?)")
 
 
 def _fail(what: str, offset: int) -> ValueError:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from ..calls import argument_cast, arguments_text, call_parts, flatten_calls
 from ..events import ParserEvent, RegionClose, Report, ToolCallEnd, ToolCallEvent
@@ -19,7 +19,7 @@ __all__ = ["ARGUMENT_MODES", "ToolCallStreamer"]
 
 #: The values of ``arguments=``: stream the arguments as they are written, or hold them until the call
 #: is known to parse.
-ARGUMENT_MODES = ("stream", "buffered")
+ARGUMENT_MODES: Final = ("stream", "buffered")
 
 
 class _Call:
@@ -130,6 +130,8 @@ class ToolCallStreamer:
         # The call whose arguments the last 'arguments' report of the scanner streamed, and its item.
         self._streaming: _Call | None = None
         self._streaming_item = -1
+        #: The index of the call that the last :meth:`stream_text` that read its text continued.
+        self.streaming_index = -1
         self._out: list[ToolCallEvent] = []
 
     # -- public API ------------------------------------------------------------------------------------
@@ -177,14 +179,15 @@ class ToolCallStreamer:
             self._on_close(event, cut_off)
         return out
 
-    def stream_text(self, text: str) -> tuple[int, str] | None:
+    def stream_text(self, text: str) -> str | None:
         """The shortcut of :meth:`process` for most chunks of a long string argument: when the text of a
         ``region_chunk`` continues, verbatim, a string in the arguments of the call being streamed
-        (:meth:`JsonScanner.feed_verbatim`), read it and return ``(index, arguments)``: :meth:`process`
-        would have returned exactly ``[{"type": "tool_call_delta", "index": index, "arguments":
-        arguments, "whole": False}]``, or nothing when ``arguments`` is empty (the chunk is the backslash
-        of an escape, which waits for the next one). Otherwise return None and read nothing (process the
-        event).
+        (:meth:`JsonScanner.feed_verbatim`), read it and return ``arguments``, with the call's index in
+        :attr:`streaming_index`: :meth:`process` would have returned exactly ``[{"type":
+        "tool_call_delta", "index": streaming_index, "arguments": arguments, "whole": False}]``, or nothing
+        when ``arguments`` is empty (the chunk is the backslash of an escape, which waits for the next
+        one). Otherwise return None and read nothing (process the event). (No tuple: this runs for most
+        chunks of a long argument.)
         """
         call = self._streaming
         scanner = self._scanner
@@ -195,7 +198,8 @@ class ToolCallStreamer:
             return None
         if arguments:
             call.sent.append(arguments)
-        return call.index, arguments
+        self.streaming_index = call.index
+        return arguments
 
     # -- regions ---------------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import string
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from ..compiled import mypyc_attr
 from ..errors import ParserStateError, TemplateError
@@ -38,9 +38,9 @@ DEFAULT_FIELDS: Mapping[str, str] = {
     "tool_calls": "tool_calls",
 }
 
-FINISH_REASONS = ("stop", "length")
+FINISH_REASONS: Final = ("stop", "length")
 
-_ALPHABET = string.ascii_letters + string.digits
+_ALPHABET: Final = string.ascii_letters + string.digits
 
 
 @dataclass(frozen=True)
@@ -405,10 +405,11 @@ class WireAdapter:
 
     def _tool_chunk(self, event: RegionChunk) -> None:
         """The handler of the ``region_chunk`` events of the tool-call fields."""
-        streamed = self.tool_calls.stream_text(event["text"])
-        if streamed is not None:
-            index, text = streamed
+        calls = self.tool_calls
+        text = calls.stream_text(event["text"])
+        if text is not None:
             if text:
+                index = calls.streaming_index
                 self._on_call({"type": "tool_call_delta", "index": index, "arguments": text, "whole": False})
             return
         for call_event in self.tool_calls.process(event):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import json.encoder
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from ..compiled import mypyc_attr
 from ..events import ParserEvent, RegionChunk, ToolCallEvent
@@ -14,7 +14,7 @@ from ._base import Chunk, Usage, WireAdapter, _TextPart, dumps_chunk
 
 __all__ = ["ChatCompletionsAdapter"]
 
-_REASONING_KEYS = {
+_REASONING_KEYS: Final = {
     "reasoning_content": ("reasoning_content",),
     "reasoning": ("reasoning",),
     "both": ("reasoning_content", "reasoning"),
@@ -26,11 +26,11 @@ _REASONING_KEYS = {
 #: before and after the delta.
 _Frame = tuple[Chunk, list[str], list[str], Any, Any, Any, Any, str, str]
 #: The delta's place in a frame, and how JSON writes it.
-_MARK = "\x00delta\x00"
-_MARK_JSON = '"\\u0000delta\\u0000"'
+_MARK: Final = "\x00delta\x00"
+_MARK_JSON: Final = '"\\u0000delta\\u0000"'
 #: The text deltas written from a frame: key -> its JSON, with the opening brace.
-_TEXT_KEYS = {key: f'{{"{key}":' for key in ("content", "reasoning_content", "reasoning")}
-_CALL_KEYS = ["index", "function"]
+_TEXT_KEYS: Final = {key: f'{{"{key}":' for key in ("content", "reasoning_content", "reasoning")}
+_CALL_KEYS: Final = ["index", "function"]
 _escape: Callable[[str], str] = getattr(json.encoder, "c_encode_basestring_ascii", None) or (
     lambda text: json.dumps(text)
 )
@@ -325,14 +325,15 @@ class ChatCompletionsAdapter(WireAdapter):
         if not self._short_calls:
             super()._tool_chunk(event)
             return
-        streamed = self.tool_calls.stream_text(event["text"])
-        if streamed is None:
-            for call_event in self.tool_calls.process(event):
+        calls = self.tool_calls
+        text = calls.stream_text(event["text"])
+        if text is None:
+            for call_event in calls.process(event):
                 self._on_call(call_event)
             return
-        index, text = streamed
         if not text:
             return
+        index = calls.streaming_index
         sent = self._arguments[index]
         if sent and sent[0]:  # then the announcement already has arguments, or is not the last chunk
             # What _on_call does with the tool_call_delta then.
