@@ -65,7 +65,7 @@ from .errors import ParseError, ParserStateError, ResponseTemplateError
 from .events import ParserEvent, RegionChunk
 from .jsonlex.end import JsonEnd
 from .language import FieldSpec, ResponseTemplate, load_template
-from .matching import Match, RegexBudget, RegexMeter, WatchSet
+from .matching import Delimiter, Match, RegexBudget, RegexMeter, WatchSet
 from .policy import (
     BAD_BYTES,
     KEEP_DECODING,
@@ -231,7 +231,7 @@ class ResponseParser:
         self._skip_empty_at = -1  # absolute offset of the last zero-width boundary
         self._chunk_events: dict[str, RegionChunk] = {}  # field -> its region_chunk event, without text
         # Which delimiter held text back last, per watch set: tried first at the next scan (WatchSet.scan).
-        self._scan_hint: dict[Any, Any] = {}
+        self._scan_hint: dict[WatchSet, Delimiter] = {}
         # Whole-text parsing (parse_response) wants the message only: no events are built.
         self._quiet = False
         # Router state (see the class docstring): outside, no region open.

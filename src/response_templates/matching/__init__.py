@@ -552,7 +552,7 @@ class WatchSet:
         skip_empty_at: int,
         meter: RegexMeter | float,
         memo: dict[Any, tuple[int, Any]] | None = None,
-        hint: dict[Any, Any] | None = None,
+        hint: dict[WatchSet, Delimiter] | None = None,
     ) -> tuple[Match | None, int]:
         """Find the next boundary in ``text[pos:]`` that no further input can change.
 
@@ -613,11 +613,11 @@ class WatchSet:
         # depends on the hint, never the answer.
         last = hint.get(self) if hint is not None and not final else None
         early: tuple[Any, int] | None = None
+        held: Delimiter | None = None  # the delimiter that holds text back from the earliest position
         if last is not None and undecided > pos:
             early = last.find_regex(text, pos, final, skip_empty_at, meter, memo, limit, undecided)
             if early[1] < undecided:
-                undecided = early[1]
-        held = last if undecided <= n else None
+                undecided, held = early[1], last
         for d in self.regexes:
             if early is not None and d is last:
                 m, u = early
@@ -629,7 +629,7 @@ class WatchSet:
                 key = (m.start(), m.start() - m.end(), *_priority(d), m, d)
                 if best is None or key[:4] < best[:4]:
                     best = key
-        if hint is not None and held is not None and undecided <= n:
+        if hint is not None and held is not None:
             hint[self] = held
         if final or undecided > n:
             undecided = n
