@@ -372,10 +372,10 @@ def ours(family: str, sse: bool = False) -> Contender:
         return parser, adapter
 
     def step(state: tuple[Any, Any], chunk: str) -> None:
-        state[1].feed(state[0].feed(chunk))
+        state[1].step(state[0], chunk)
 
     def step_sse(state: tuple[Any, Any], chunk: str) -> None:
-        state[1].encode(state[1].feed(state[0].feed(chunk)))
+        state[1].encode(state[1].step(state[0], chunk))
 
     def run(chunks: Sequence[str]) -> tuple[float, dict[str, Any]]:
         per_chunk, (parser, adapter) = _time_stream(make, step_sse if sse else step, chunks)

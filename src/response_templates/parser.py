@@ -280,13 +280,7 @@ class ResponseParser:
         buf = self._buf
         if self._pos == len(buf) and not self._incoming:
             # Nothing is held back: the chunk starts a fresh buffer (keeping the lookbehind window).
-            first = self._fast_first
-            if (
-                first is not None
-                and buf  # not at the start of the stream, where a '^' pattern may match anything
-                and not self._bad_bytes  # they are recorded when _run reaches them
-                and (first not in text if self._fast_re is None else not self._fast_re.search(text))
-            ):
+            if self._delimiter_free(text):
                 # Fast path: no watched delimiter can start in this chunk (see WatchSet.first_chars).
                 self._base += len(buf)
                 self._buf = text
@@ -327,6 +321,56 @@ class ResponseParser:
         events = []
         self._run(events, final=False)
         return events
+
+    def feed_region(self, text: str) -> Mapping[str, Any] | None:
+        """The shortcut of :meth:`feed` for most chunks of a long region: when ``text`` only continues the
+        open region (nothing is held back and no watched delimiter can start in it), route it and return
+        the region's ``region_chunk`` event without its text: :meth:`feed` would have returned exactly
+        ``[{**returned, "text": text}]``. Otherwise read nothing and return None (then call :meth:`feed`).
+
+        The returned mapping is shared by every chunk of the field: read it, do not change it. This is what
+        the wire adapters' ``step`` uses to skip building an event for every chunk; most callers want
+        :meth:`feed`.
+
+        >>> import response_templates as rt
+        >>> template = {"start_anchor": "<|im_start|>assistant\\n", "fields": {"content": {"close": "<|im_end|>"}}}
+        >>> parser = rt.ResponseParser(template, prefix="")
+        >>> [e["type"] for e in parser.feed("Hello")]
+        ['region_open', 'region_chunk']
+        >>> parser.feed_region(", world")["field"], parser.feed_region("<|im_end|>")
+        ('content', None)
+        >>> parser.finalize()[0]["content"]
+        'Hello, world'
+        """
+        region = self._current
+        if (
+            region is None
+            or self._pos != len(self._buf)
+            or self._incoming
+            or self._finalized
+            or type(text) is not str
+            or not text
+            or (self._decoder is not None and self._decoder.getstate()[0])
+            or not self._delimiter_free(text)
+        ):
+            return None
+        self._base += len(self._buf)
+        self._buf = text
+        self._pos = len(text)
+        region.body.append(text)
+        return region.chunk
+
+    def _delimiter_free(self, text: str) -> bool:
+        """Whether no watched delimiter can start in ``text`` (see WatchSet.first_chars), when it starts a
+        fresh buffer: not at the start of the stream (where a '^' pattern may match anything), and with no
+        bad bytes waiting (they are recorded when the scan reaches them)."""
+        first = self._fast_first
+        return (
+            first is not None
+            and bool(self._buf)
+            and not self._bad_bytes
+            and (first not in text if self._fast_re is None else not self._fast_re.search(text))
+        )
 
     def finalize(self) -> tuple[ParsedMessage, list[ParserEvent]]:
         """End the stream: flush held-back text, close open regions, check required fields.

@@ -125,6 +125,32 @@ def test_feed_verbatim_takes_plain_string_text_only() -> None:
     assert json.loads("".join(sent)) == {"code": 'xa bé\n"c\\d\teA', "held": "Y", "k": 1}
 
 
+def test_feed_verbatim_judges_a_repeated_text_with_what_waits_before_it() -> None:
+    """A short text feed_verbatim could not judge at a glance is judged once per scanner and remembered:
+    the judgement is of the text with the backslash waiting before it, not of the piece alone."""
+    scanner = JsonScanner(arguments_paths=[()])
+    scanner.feed('{"code": "x')
+    pieces_and_texts = [
+        ('"', None),  # ends the string
+        ("\\", ""),  # an escape's backslash: waits
+        ('"', '\\"'),  # ... and the quote after it is the escape \"
+        ("\\", ""),
+        ("\\", "\\\\"),  # the escape \\
+        ('"', None),  # the same quote again, with nothing waiting: ends the string
+        (' \\"', ' \\"'),
+        (' \\"', ' \\"'),
+        ("\\/", None),  # canonical JSON writes \/ as /
+        ("\\/", None),
+    ]
+    for text, expected in pieces_and_texts:
+        assert scanner.feed_verbatim(text, 0) == expected, text
+    for i in range(2000):  # more texts than are remembered: the judgements stay right
+        assert scanner.feed_verbatim(f"{i}\\n", 0) == f"{i}\\n"
+        assert scanner.feed_verbatim(f'{i}"', 0) is None
+    assert scanner.feed('"}')[0] == {"type": "arguments", "item": 0, "raw": '"}', "json": '"}'}
+    assert scanner.done and not scanner.failed
+
+
 # ------------------------------------------------------------------------------------------------------
 # the adapters: with and without the shortcuts
 

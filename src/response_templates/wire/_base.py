@@ -8,13 +8,14 @@ import string
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from ..compiled import mypyc_attr
 from ..errors import ParserStateError, TemplateError
 from ..events import ParserEvent, RegionChunk, ToolCallEvent, Unparsed
 from ..jsonlex.canonical import json_dumper
 from ..language import ResponseTemplate, load_template
+from ..parser import ResponseParser
 from ..toolstream import ToolCallStreamer
 from ..toolstream.streamer import ARGUMENT_MODES
 
@@ -142,6 +143,11 @@ class _TextPart:
 
 
 # Subclasses written in Python are allowed in the compiled build too (the adapters are meant to be extended).
+def _with_text(chunk: Mapping[str, Any], text: str) -> RegionChunk:
+    """The ``region_chunk`` event of :meth:`ResponseParser.feed_region`'s ``chunk`` with ``text``."""
+    return cast(RegionChunk, {**chunk, "text": text})
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)
 class WireAdapter:
     """Base class of the wire adapters: feed it the parser's events, get the protocol's stream chunks.
@@ -309,6 +315,44 @@ class WireAdapter:
             self._event(event, False)
         return out
 
+    def step(self, parser: ResponseParser, piece: str | bytes) -> list[Chunk]:
+        """Feed a piece of model output to ``parser`` and translate its events: the same chunks as
+        ``self.feed(parser.feed(piece))``, and the same errors, at less cost per piece. A
+        :class:`~response_templates.ParseError` of ``parser.feed`` reaches the caller before this adapter
+        sees any of the piece's events: translate its ``events`` with :meth:`feed` (as :func:`run_stream`
+        does) to go on.
+
+        Most pieces of a long region only continue it; for those no parser event is built
+        (:meth:`ResponseParser.feed_region`). Start with ``feed(parser.initial_events)`` as usual.
+
+        >>> import response_templates as rt
+        >>> from response_templates.wire import ChatCompletionsAdapter
+        >>> template = {"start_anchor": "<|im_start|>assistant\\n", "fields": {"content": {"close": "<|im_end|>"}}}
+        >>> parser = rt.ResponseParser(template, prefix="")
+        >>> adapter = ChatCompletionsAdapter(template, completion_id="chatcmpl-1", created=0)
+        >>> [c["choices"][0]["delta"] for c in adapter.feed(parser.initial_events)]
+        [{'role': 'assistant', 'content': ''}]
+        >>> [c["choices"][0]["delta"] for p in ("Hel", "lo", "<|im_end|>") for c in adapter.step(parser, p)]
+        [{'content': 'Hel'}, {'content': 'lo'}]
+        """
+        if self._started and not self._finished and self._interrupted is None and type(piece) is str:
+            chunk = parser.feed_region(piece)
+            if chunk is not None:
+                out: list[Chunk] = []
+                self._out = out
+                field = chunk["field"]
+                part = self._text_fields.get(field)
+                if part is not None:
+                    if not self._text_fast(part, piece):
+                        self._text_chunk(part, _with_text(chunk, piece))
+                elif field in self._tool_fields:
+                    if not self._tool_fast(piece):
+                        self._tool_process(_with_text(chunk, piece))
+                else:
+                    self._event(_with_text(chunk, piece), False)
+                return out
+        return self.feed(parser.feed(piece))
+
     def finish(
         self,
         events: Iterable[ParserEvent] = (),
@@ -397,21 +441,39 @@ class WireAdapter:
 
     def _text_chunk(self, part: _TextPart, event: RegionChunk) -> None:
         """A ``region_chunk`` of a text field (no interrupted region): what :meth:`_event` does with it."""
+        if self._text_fast(part, event["text"]):
+            return
         first, text = part.chunk(event["text"])
         if first:
             self._on_text_start(part.kind)
         if text:
             self._on_text_delta(part.kind, text)
 
+    def _text_fast(self, part: _TextPart, text: str) -> bool:
+        """A subclass's shortcut for the text of a ``region_chunk`` of a text field: handle it and return
+        True, or do nothing and return False (then :meth:`_text_chunk` handles the event)."""
+        return False
+
     def _tool_chunk(self, event: RegionChunk) -> None:
         """The handler of the ``region_chunk`` events of the tool-call fields."""
+        if not self._tool_fast(event["text"]):
+            self._tool_process(event)
+
+    def _tool_fast(self, text: str) -> bool:
+        """The text of a tool-call field's ``region_chunk`` when it continues a string argument verbatim
+        (:meth:`ToolCallStreamer.stream_text`): handle it and return True, or read nothing and return
+        False (then the event goes to :meth:`_tool_process`)."""
         calls = self.tool_calls
-        text = calls.stream_text(event["text"])
-        if text is not None:
-            if text:
-                index = calls.streaming_index
-                self._on_call({"type": "tool_call_delta", "index": index, "arguments": text, "whole": False})
-            return
+        arguments = calls.stream_text(text)
+        if arguments is None:
+            return False
+        if arguments:
+            index = calls.streaming_index
+            self._on_call({"type": "tool_call_delta", "index": index, "arguments": arguments, "whole": False})
+        return True
+
+    def _tool_process(self, event: RegionChunk) -> None:
+        """A tool-call field's ``region_chunk`` through the tool-call streamer."""
         for call_event in self.tool_calls.process(event):
             self._on_call(call_event)
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from ..compiled import mypyc_attr
-from ..events import ParserEvent, RegionChunk, ToolCallEvent
+from ..events import ParserEvent, ToolCallEvent
 from ..language import ResponseTemplate
 from ._base import Chunk, Usage, WireAdapter, _TextPart, dumps_chunk
 
@@ -114,7 +114,8 @@ class ChatCompletionsAdapter(WireAdapter):
         seed: makes the generated ids reproducible (tests).
 
     Feed it ``parser.initial_events`` first (it then also returns the first chunk, with the role), the
-    events of every ``parser.feed``, and end with :meth:`finish` and the events of ``parser.finalize()``.
+    events of every ``parser.feed`` (or pass each piece of output to :meth:`step`, which feeds the parser
+    too, at less cost), and end with :meth:`finish` and the events of ``parser.finalize()``.
     :meth:`final` then returns the non-streamed ``chat.completion``; :meth:`encode` writes chunks as SSE.
 
     >>> import response_templates as rt
@@ -297,18 +298,16 @@ class ChatCompletionsAdapter(WireAdapter):
             self._reasoning.append(text)
             self._chunk(dict.fromkeys(self._reasoning_keys, text))
 
-    def _text_chunk(self, part: _TextPart, event: RegionChunk) -> None:
+    def _text_fast(self, part: _TextPart, text: str) -> bool:
         # Once the region's text started, what _TextPart.chunk returns is sent as _on_text_delta sends
         # it; text the stripping leaves as it is (nothing held back, no whitespace at its end) is that
         # text itself.
         if not part.started or not self._short_text:
-            super()._text_chunk(part, event)
-            return
-        text = event["text"]
+            return False
         if part.pending or not text or text[-1].isspace():
             text = part.chunk(text)[1]
             if not text:
-                return
+                return True
         chunk = (self._head or self._new_head()).copy()  # _new_chunk, inline
         choice = self._choice.copy()
         if part.kind == "content":
@@ -320,31 +319,30 @@ class ChatCompletionsAdapter(WireAdapter):
             choice["delta"] = {key: text} if key is not None else dict.fromkeys(self._reasoning_keys, text)
         chunk["choices"] = [choice]
         self._out.append(chunk)
+        return True
 
-    def _tool_chunk(self, event: RegionChunk) -> None:
+    def _tool_fast(self, text: str) -> bool:
         if not self._short_calls:
-            super()._tool_chunk(event)
-            return
+            return super()._tool_fast(text)
         calls = self.tool_calls
-        text = calls.stream_text(event["text"])
-        if text is None:
-            for call_event in calls.process(event):
-                self._on_call(call_event)
-            return
-        if not text:
-            return
+        arguments = calls.stream_text(text)
+        if arguments is None:
+            return False
+        if not arguments:
+            return True
         index = calls.streaming_index
         sent = self._arguments[index]
         if sent and sent[0]:  # then the announcement already has arguments, or is not the last chunk
             # What _on_call does with the tool_call_delta then.
-            sent.append(text)
+            sent.append(arguments)
             chunk = (self._head or self._new_head()).copy()  # _new_chunk, inline
             choice = self._choice.copy()
-            choice["delta"] = {"tool_calls": [{"index": index, "function": {"arguments": text}}]}
+            choice["delta"] = {"tool_calls": [{"index": index, "function": {"arguments": arguments}}]}
             chunk["choices"] = [choice]
             self._out.append(chunk)
         else:
-            self._on_call({"type": "tool_call_delta", "index": index, "arguments": text, "whole": False})
+            self._on_call({"type": "tool_call_delta", "index": index, "arguments": arguments, "whole": False})
+        return True
 
     def _on_call(self, event: ToolCallEvent) -> None:
         index = event["index"]

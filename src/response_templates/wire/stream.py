@@ -66,10 +66,10 @@ class _Driver:
             self.ended = True
             return []
         try:
-            events = self.parser.feed(piece)
+            chunks = self.adapter.step(self.parser, piece)
         except ParseError as exc:  # the parser stays usable; the adapter ends a failed call cleanly
-            events = exc.events or []
-        return self.out(self.adapter.feed(events))
+            chunks = self.adapter.feed(exc.events or [])
+        return self.out(chunks)
 
     def finish(self) -> list[Any]:
         try:
