@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-thorough test-torch test-install test-grammar test-mypyc wheel-mypyc bench-peers-mypyc lint typecheck bench bench-peers conformance clean
+.PHONY: demo test test-thorough test-torch test-install test-grammar test-mypyc test-mypyc-quick wheel-mypyc bench-peers-mypyc lint typecheck bench bench-peers conformance clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -86,14 +86,19 @@ test-grammar:
 # compiled to C extensions by mypyc, from the same sources (setup.py, RESPONSE_TEMPLATES_MYPYC=1). The wheel
 # is built in .venv (mypy, the test tools and a C compiler), then installed with the test tools into its
 # own venv, .venv-mypyc, where test-mypyc runs the whole suite and bench-peers-mypyc the peers' benchmark.
+# The wheel is rebuilt only when a source file changed since the last build.
 MYPYC_VENV := .venv-mypyc
-wheel-mypyc: $(VENV)/.installed-test
+MYPYC_SOURCES := setup.py pyproject.toml $(shell find src -name '*.py' -o -name '*.json' 2>/dev/null)
+wheel-mypyc: dist-mypyc/.built
+
+dist-mypyc/.built: $(VENV)/.installed-test $(MYPYC_SOURCES)
 	$(BIN)/python -m pip install -q 'setuptools>=77' wheel
 	rm -rf build dist-mypyc
 	RESPONSE_TEMPLATES_MYPYC=1 $(BIN)/python -m pip wheel -q --no-deps --no-build-isolation -w dist-mypyc .
 	rm -rf build
+	touch $@
 
-$(MYPYC_VENV)/.installed: wheel-mypyc
+$(MYPYC_VENV)/.installed: dist-mypyc/.built
 	test -x $(MYPYC_VENV)/bin/python || $(PYTHON) -m venv $(MYPYC_VENV)
 	$(MYPYC_VENV)/bin/python -m pip install -q --upgrade pip
 	$(MYPYC_VENV)/bin/python -m pip install -q --force-reinstall --no-deps dist-mypyc/*.whl
@@ -103,6 +108,13 @@ $(MYPYC_VENV)/.installed: wheel-mypyc
 
 test-mypyc: $(MYPYC_VENV)/.installed
 	RESPONSE_TEMPLATES_EXPECT_COMPILED=1 $(MYPYC_VENV)/bin/python -m pytest -n auto --dist worksteal
+
+# What CI runs of it (.ci/run, after make test): the build, and the tests of the streaming path it compiles
+# (about a minute of tests; the whole suite is test-mypyc).
+MYPYC_QUICK_TESTS := tests/test_compiled.py tests/wire tests/toolstream tests/jsonlex tests/test_scan_order.py \
+	tests/test_parser_chunking.py tests/test_matching.py tests/test_doctests.py
+test-mypyc-quick: $(MYPYC_VENV)/.installed
+	RESPONSE_TEMPLATES_EXPECT_COMPILED=1 $(MYPYC_VENV)/bin/python -m pytest -n auto --dist worksteal $(MYPYC_QUICK_TESTS)
 
 bench-peers-mypyc: $(MYPYC_VENV)/.installed $(JS_TIKTOKEN)
 	$(MYPYC_VENV)/bin/python -m pip install -q 'openai-harmony==0.0.8'

@@ -3,8 +3,9 @@
 The same outputs are streamed through each implementation's own streaming entry point, as a server calls
 it, interleaved in one process:
 
-* **ours**: ``ResponseParser.feed`` then ``ChatCompletionsAdapter.feed`` on its events, i.e. the full path
-  from model text to ``chat.completion.chunk`` dicts (tool-call arguments streamed as JSON deltas);
+* **ours**: ``ChatCompletionsAdapter.step(parser, text)``, which returns what
+  ``adapter.feed(parser.feed(text))`` returns, i.e. the full path from model text to
+  ``chat.completion.chunk`` dicts (tool-call arguments streamed as JSON deltas), as ``run_stream`` runs it;
 * **ours, to SSE text**: the same, and ``adapter.encode`` on each call's chunks: the text a server
   writes, ``data: {...}`` lines;
 * **transformers 5.24**: ``transformers.utils.chat_parsing.ResponseParser.feed`` with the same template

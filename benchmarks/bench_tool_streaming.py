@@ -6,9 +6,9 @@ Per chunk, we measure
 
 * **ours, scanner**: ``JsonScanner.feed`` (``response_templates.toolstream``) on the call's JSON: it
   reports the tool name and the canonical argument text that grew, the job the re-parsing approaches do;
-* **ours, pipeline**: the whole server path, ``ResponseParser.feed`` on the model output (the call inside
-  Qwen3's ``<tool_call>`` tags), then ``ChatCompletionsAdapter.feed``, which returns the
-  ``chat.completion.chunk`` dicts with the argument deltas;
+* **ours, pipeline**: the whole server path, ``ChatCompletionsAdapter.step(parser, chunk)`` on the model
+  output (the call inside Qwen3's ``<tool_call>`` tags): the parser's events for the chunk, translated
+  into the ``chat.completion.chunk`` dicts with the argument deltas;
 * **re-parse, jiter**: ``jiter.from_json(text_so_far, partial_mode="trailing-strings")``, the partial
   parser of the openai/anthropic SDKs, on the growing text, as servers re-parse on every token;
 * **re-parse, partial-json-parser**: ``partial_json_parser.loads(text_so_far)`` (vLLM's and SGLang's).
@@ -146,7 +146,7 @@ def run_scanner(body: str, arguments: dict[str, Any], check: bool = False) -> Ou
 
 
 def run_pipeline(body: str, arguments: dict[str, Any], check: bool = False) -> OursRun:
-    """Time parser + chat adapter over the model output (see :func:`run_scanner` for ``check``)."""
+    """Time parser + chat adapter (``adapter.step``) over the model output (see :func:`run_scanner` for ``check``)."""
     output = f"<tool_call>\n{body}\n</tool_call><|im_end|>"
     chunks = chunked(output, CHUNK)
     template = rt.load_template(TEMPLATE)
@@ -154,10 +154,10 @@ def run_pipeline(body: str, arguments: dict[str, Any], check: bool = False) -> O
     adapter = ChatCompletionsAdapter(template, model="bench", created=0, seed=0)
     adapter.feed(parser.initial_events)
     if not check:
-        feed, adapt = parser.feed, adapter.feed
-        mean, end = _timed_stream(lambda chunk: adapt(feed(chunk)), chunks)
+        step = adapter.step
+        mean, end = _timed_stream(lambda chunk: step(parser, chunk), chunks)
         return OursRun(mean, end, True)
-    sent = [c for chunk in chunks for c in adapter.feed(parser.feed(chunk))]
+    sent = [c for chunk in chunks for c in adapter.step(parser, chunk)]
     sent += adapter.finish(parser.finalize()[1])
     fragments = [
         call["function"].get("arguments", "")
