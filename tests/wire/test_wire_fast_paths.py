@@ -366,7 +366,8 @@ def test_the_chunk_attributes_can_change_between_chunks() -> None:
     }
 
 
-def test_a_subclass_hooks_see_every_delta() -> None:
+@pytest.mark.parametrize("driven_by", ["feed", "step"])
+def test_a_subclass_hooks_see_every_delta(driven_by: str) -> None:
     class Recording(ChatCompletionsAdapter):
         def __init__(self, *args: Any, **kw: Any) -> None:
             super().__init__(*args, **kw)
@@ -387,9 +388,13 @@ def test_a_subclass_hooks_see_every_delta() -> None:
     parser = rt.ResponseParser(HERMES, prefix=_PROMPTS["qwen3"], tools=WEATHER_TOOLS)
     adapter.feed(parser.initial_events)
     for at in range(0, len(output), 3):
-        adapter.feed(parser.feed(output[at : at + 3]))
+        if driven_by == "step":
+            adapter.step(parser, output[at : at + 3])
+        else:
+            adapter.feed(parser.feed(output[at : at + 3]))
     adapter.finish(parser.finalize()[1])
     message = adapter.final()["choices"][0]["message"]
+    assert message["tool_calls"] and message["reasoning_content"] and message["content"]
     assert "".join(t for k, t in adapter.seen if k == "reasoning") == message["reasoning_content"]
     assert "".join(t for k, t in adapter.seen if k == "content") == message["content"]
     assert "".join(t for k, t in adapter.seen if k == "arguments") == "".join(
