@@ -142,12 +142,12 @@ class _TextPart:
         return started
 
 
-# Subclasses written in Python are allowed in the compiled build too (the adapters are meant to be extended).
 def _with_text(chunk: Mapping[str, Any], text: str) -> RegionChunk:
     """The ``region_chunk`` event of :meth:`ResponseParser.feed_region`'s ``chunk`` with ``text``."""
     return cast(RegionChunk, {**chunk, "text": text})
 
 
+# Subclasses written in Python are allowed in the compiled build too (the adapters are meant to be extended).
 @mypyc_attr(allow_interpreted_subclasses=True)
 class WireAdapter:
     """Base class of the wire adapters: feed it the parser's events, get the protocol's stream chunks.
