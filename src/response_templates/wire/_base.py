@@ -344,7 +344,7 @@ class WireAdapter:
                 part = self._text_fields.get(field)
                 if part is not None:
                     if not self._text_fast(part, piece):
-                        self._text_chunk(part, _with_text(chunk, piece))
+                        self._text_general(part, piece)
                 elif field in self._tool_fields:
                     if not self._tool_fast(piece):
                         self._tool_process(_with_text(chunk, piece))
@@ -441,9 +441,13 @@ class WireAdapter:
 
     def _text_chunk(self, part: _TextPart, event: RegionChunk) -> None:
         """A ``region_chunk`` of a text field (no interrupted region): what :meth:`_event` does with it."""
-        if self._text_fast(part, event["text"]):
-            return
-        first, text = part.chunk(event["text"])
+        text = event["text"]
+        if not self._text_fast(part, text):
+            self._text_general(part, text)
+
+    def _text_general(self, part: _TextPart, text: str) -> None:
+        """The text of a text field's ``region_chunk`` through the stripping, to the text hooks."""
+        first, text = part.chunk(text)
         if first:
             self._on_text_start(part.kind)
         if text:
@@ -451,7 +455,7 @@ class WireAdapter:
 
     def _text_fast(self, part: _TextPart, text: str) -> bool:
         """A subclass's shortcut for the text of a ``region_chunk`` of a text field: handle it and return
-        True, or do nothing and return False (then :meth:`_text_chunk` handles the event)."""
+        True, or do nothing and return False (then :meth:`_text_general` handles it)."""
         return False
 
     def _tool_chunk(self, event: RegionChunk) -> None:
