@@ -454,9 +454,16 @@ class WireAdapter:
             self._on_text_delta(part.kind, text)
 
     def _text_fast(self, part: _TextPart, text: str) -> bool:
-        """A subclass's shortcut for the text of a ``region_chunk`` of a text field: handle it and return
-        True, or do nothing and return False (then :meth:`_text_general` handles it)."""
-        return False
+        """The text of a text field's ``region_chunk`` when the stripping leaves it as it is: handle it and
+        return True, or do nothing and return False (then :meth:`_text_general` handles it).
+
+        Once the scope's text started, with no whitespace held back, a text that does not end in
+        whitespace is what :meth:`_TextPart.chunk` returns for it (and the part's state stays as it is),
+        so it goes to :meth:`_on_text_delta` as it is. Subclasses may send it their own way."""
+        if not part.started or part.pending or not text or text[-1].isspace():
+            return False
+        self._on_text_delta(part.kind, text)
+        return True
 
     def _tool_chunk(self, event: RegionChunk) -> None:
         """The handler of the ``region_chunk`` events of the tool-call fields."""

@@ -302,7 +302,9 @@ class ChatCompletionsAdapter(WireAdapter):
         # Once the region's text started, what _TextPart.chunk returns is sent as _on_text_delta sends
         # it; text the stripping leaves as it is (nothing held back, no whitespace at its end) is that
         # text itself.
-        if not part.started or not self._short_text:
+        if not self._short_text:
+            return super()._text_fast(part, text)
+        if not part.started:
             return False
         if part.pending or not text or text[-1].isspace():
             text = part.chunk(text)[1]
