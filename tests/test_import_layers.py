@@ -34,6 +34,7 @@ CORE = frozenset(
         "language",
         "parser",
         "policy",
+        "utf8",
         "whole",
         "values",
         "assembly",

@@ -45,7 +45,7 @@ PUBLIC = (
 )
 #: Internal modules; for a package, all of its modules. ``language.`` means the submodules of
 #: ``language`` (the package itself is the home of ``load_template``, exported at the top level).
-INTERNAL = ("matching", "values", "assembly", "jsonlex", "policy", "compiled", "language.")
+INTERNAL = ("matching", "values", "assembly", "jsonlex", "policy", "utf8", "compiled", "language.")
 #: Homes of public names whose other contents are internal (named in the package docstring too).
 HOMES = ("language", "parser", "whole")
 

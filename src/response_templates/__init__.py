@@ -30,13 +30,13 @@ package, that is the ``__all__`` of the package itself; its submodules are how i
 
 Internal modules, with no promise from one release to the next: ``matching`` (delimiters, watch sets,
 hold-back), ``values`` (the value pipeline), ``assembly`` (building the message), ``jsonlex`` (the
-incremental JSON lexer; ``toolstream`` re-exports its public parts), ``policy`` (the error, anchor and
-decoding policies of the parser), ``compiled`` (the optional mypyc build) and the submodules of ``language``. The first line of their docstrings
+incremental JSON lexer; ``toolstream`` re-exports its public parts), ``policy`` (the error and anchor
+policies of the parser), ``utf8`` (its byte input), ``compiled`` (the optional mypyc build) and the submodules of ``language``. The first line of their docstrings
 starts with "Internal:". ``language``, ``parser`` and ``whole`` are the homes of ``load_template``,
 ``ResponseTemplate``, ``FieldSpec``, ``ResponseParser`` and ``parse_response`` (whole-text parsing): import
 those from here; the rest of these modules is internal too.
 
-The layers: the core (``errors``, ``events``, ``matching``, ``language``, ``parser``, ``policy``, ``whole``, ``values``,
+The layers: the core (``errors``, ``events``, ``matching``, ``language``, ``parser``, ``policy``, ``utf8``, ``whole``, ``values``,
 ``assembly``, ``content``, ``jsonlex``, ``calls``, ``tools``, ``transforms``, ``compiled``) never imports the outer
 rings (``library``, ``templates``, ``batch``, ``toolstream``, ``wire``, ``hf``, ``cli``, ``lint``, ``verify``,
 ``demo``, ``grammar``), and no module imports itself back through others; ``tests/test_import_layers.py`` checks both.

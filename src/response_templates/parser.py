@@ -55,7 +55,6 @@ them at every transition that changes the watched delimiters.
 
 from __future__ import annotations
 
-import codecs
 import logging
 from collections.abc import Mapping
 from typing import Any, Final
@@ -67,8 +66,6 @@ from .jsonlex.end import JsonEnd
 from .language import FieldSpec, ResponseTemplate, load_template
 from .matching import Delimiter, Match, RegexBudget, RegexMeter, WatchSet
 from .policy import (
-    BAD_BYTES,
-    KEEP_DECODING,
     MAX_ERRORS,
     MISSING,
     AnchorPolicy,
@@ -81,6 +78,7 @@ from .policy import (
     missing_prefix_error,
     tool_params,
 )
+from .utf8 import BadBytes, Utf8Input
 from .values import ValuePipeline
 
 __all__ = ["MAX_ERRORS", "ParsedMessage", "ResponseParser"]
@@ -161,10 +159,8 @@ class ResponseParser:
         "_bad_bytes",
         "_base",
         "_buf",
-        "_bytes_seen",
         "_chunk_events",
         "_current",
-        "_decoder",
         "_failed",
         "_fast_first",
         "_fast_literal",
@@ -180,6 +176,7 @@ class ResponseParser:
         "_scan_hint",
         "_skip_empty_at",
         "_suspended",
+        "_utf8",
         "_values",
         "_watch",
         "_window",
@@ -226,8 +223,7 @@ class ResponseParser:
         self._pos = 0
         self._incoming: list[str] = []
         self._incoming_len = 0
-        self._decoder: codecs.IncrementalDecoder | None = None
-        self._bytes_seen = 0
+        self._utf8: Utf8Input | None = None  # the decoder of bytes chunks, once one came
         self._skip_empty_at = -1  # absolute offset of the last zero-width boundary
         self._chunk_events: dict[str, RegionChunk] = {}  # field -> its region_chunk event, without text
         # Which delimiter held text back last, per watch set: tried first at the next scan (WatchSet.scan).
@@ -242,7 +238,7 @@ class ResponseParser:
         # Regions that failed in the current call (with the stream offset where each became known), raised
         # or recorded at its end; with errors="keep", bad bytes waiting for the parser to reach them.
         self._failed: list[tuple[int, ParseError]] = []
-        self._bad_bytes: list[tuple[int, int, str, str]] = []  # (stream offset, byte offset, reason, raw)
+        self._bad_bytes: list[BadBytes] = []
         self._raised: ResponseTemplateError | None = None  # the last error raised (keeps its traceback)
         #: The errors so far, in stream order (at most MAX_ERRORS; see errors_dropped).
         self.errors: list[ResponseTemplateError] = []
@@ -270,7 +266,7 @@ class ResponseParser:
                 text = self._decode(bytes(text), final=False)
             elif not isinstance(text, str):
                 raise ResponseTemplateError(f"feed() takes str or UTF-8 bytes, got {type(text).__name__}")
-        elif self._decoder is not None and self._decoder.getstate()[0]:
+        elif self._utf8 is not None and self._utf8.pending():
             raise ResponseTemplateError(
                 "feed() got str while an earlier bytes chunk ended inside a UTF-8 character; feed the rest "
                 "of that character as bytes first"
@@ -350,7 +346,7 @@ class ResponseParser:
             or self._finalized
             or type(text) is not str
             or not text
-            or (self._decoder is not None and self._decoder.getstate()[0])
+            or (self._utf8 is not None and self._utf8.pending())
             or not self._delimiter_free(text)
         ):
             return None
@@ -386,7 +382,7 @@ class ResponseParser:
         self._finalized = True  # whatever happens below, this parser has followed its generation
         events: list[ParserEvent] = []
         failure: ParseError | None = None
-        if self._decoder is not None:
+        if self._utf8 is not None:
             try:
                 tail = self._decode(b"", final=True)
             except ParseError as exc:  # errors="raise": a character cut off by the end of the stream
@@ -436,57 +432,14 @@ class ResponseParser:
     # -- input --------------------------------------------------------------------------------------
 
     def _decode(self, data: bytes, final: bool) -> str:
-        if self._decoder is None:
-            self._decoder = codecs.getincrementaldecoder("utf-8")(KEEP_DECODING if self._keep else "strict")
-        if self._keep:
-            return self._decode_keeping(self._decoder, data, final)
-        held = len(self._decoder.getstate()[0])
+        utf8 = self._utf8
+        if utf8 is None:
+            utf8 = self._utf8 = Utf8Input(self._keep)
         try:
-            text = self._decoder.decode(data, final)
-        except UnicodeDecodeError as exc:
-            at = self._bytes_seen - held + exc.start
-            self._decoder.reset()
-            self._bytes_seen += len(data)
-            if final and not data:
-                what = f"the stream ended inside a UTF-8 character that starts at byte {at}"
-            else:
-                what = (
-                    f"invalid UTF-8 at byte {at} of the generated bytes ({exc.reason}); the chunk was not "
-                    "consumed: decode it yourself if you want replacement characters"
-                )
-            err = ParseError(what, raw=data.decode("utf-8", "backslashreplace"), offset=None)
-            err.events = []
+            return utf8.decode(data, final, self._base + len(self._buf) + self._incoming_len, self._bad_bytes)
+        except ParseError as err:  # errors="raise": not UTF-8
             self._store(err, raised=True)
-            raise err from None
-        self._bytes_seen += len(data)
-        return text
-
-    def _decode_keeping(self, decoder: codecs.IncrementalDecoder, data: bytes, final: bool) -> str:
-        """errors="keep": each invalid sequence becomes U+FFFD, and waits in ``_bad_bytes`` to be recorded.
-
-        The decoder (CPython's buffered UTF-8 one) gives the same text however the bytes are split; each
-        bad sequence is remembered with the stream offset of its U+FFFD, so that ``_run`` records it in
-        stream order once the parser has read that far.
-        """
-        held = len(decoder.getstate()[0])
-        sink: list[tuple[bytes, int, int, str]] = []
-        BAD_BYTES.sink = sink
-        try:
-            text = decoder.decode(data, final)
-        finally:
-            BAD_BYTES.sink = None
-        if sink:
-            stream_at = self._base + len(self._buf) + self._incoming_len
-            chars = last = 0
-            for seen, start, end, reason in sink:
-                chars += len(seen[last:start].decode("utf-8", "replace"))  # valid: the decoder read it
-                at = self._bytes_seen - held + start
-                raw = seen[start:end].decode("utf-8", "backslashreplace")
-                self._bad_bytes.append((stream_at + chars, at, reason, raw))
-                chars += 1
-                last = end
-        self._bytes_seen += len(data)
-        return text
+            raise
 
     def _store(self, error: ResponseTemplateError, *, raised: bool) -> None:
         """Add an error to :attr:`errors` (bounded: :data:`MAX_ERRORS`), without what pins memory.

@@ -1,11 +1,9 @@
 """Internal: the parser's policies: what happens to output that does not parse (``errors="keep"``,
-:class:`ParsedMessage` and its ``errors``), to a prompt without the start anchor, to bytes that are not
-UTF-8, and to a missing prompt; and the tools' parameter schemas the parser types arguments with."""
+:class:`ParsedMessage` and its ``errors``), to a prompt without the start anchor and to a missing
+prompt (bytes that are not UTF-8: :mod:`response_templates.utf8`); and the tools' parameter schemas the parser types arguments with."""
 
 from __future__ import annotations
 
-import codecs
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
@@ -15,8 +13,6 @@ from .language import ResponseTemplate
 from .tools import tool_parameters
 
 __all__ = [
-    "BAD_BYTES",
-    "KEEP_DECODING",
     "MAX_ERRORS",
     "AnchorPolicy",
     "ErrorPolicy",
@@ -27,7 +23,6 @@ __all__ = [
     "check_policy",
     "detach",
     "missing_prefix_error",
-    "replace_bad_bytes",
     "tool_params",
 ]
 
@@ -127,23 +122,6 @@ def anchor_not_found(template: ResponseTemplate, prefix: str) -> AnchorNotFoundE
         'there is none, or missing_anchor="parse" to read the whole prefix as model output.'
     )
     return AnchorNotFoundError(message, anchor=anchor, prefix_end=end)
-
-
-#: Bad bytes met by the decoder of the parser that is decoding on this thread (errors="keep").
-BAD_BYTES: Final = threading.local()
-KEEP_DECODING: Final = "response_templates.keep"
-
-
-def replace_bad_bytes(exc: UnicodeError) -> tuple[str, int]:
-    if not isinstance(exc, UnicodeDecodeError):
-        raise exc
-    sink: list[tuple[bytes, int, int, str]] | None = getattr(BAD_BYTES, "sink", None)
-    if sink is not None:
-        sink.append((bytes(exc.object), exc.start, exc.end, exc.reason))
-    return "\ufffd", exc.end
-
-
-codecs.register_error(KEEP_DECODING, replace_bad_bytes)
 
 
 @mypyc_attr(native_class=False)

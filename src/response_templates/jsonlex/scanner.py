@@ -17,6 +17,7 @@ from .state import NAME as _NAME
 from .state import PLAIN as _PLAIN
 from .state import Frame as _Frame
 from .state import Watch as _Watch
+from .verbatim import CUT_ESCAPE, NOT_VERBATIM, VERBATIM, Verdicts
 
 __all__ = ["HoldHook", "JsonScanner", "Path"]
 
@@ -58,27 +59,6 @@ _SHORT_ESCAPES: Final = {
     "t": "\\t",
 }
 _NEEDS_ESCAPE: Final = _STR_SPECIAL  # the characters a canonical string escapes
-# String text that is its own canonical text and stays inside the string: no quote, control character or
-# surrogate, and only complete escapes that canonical JSON writes the same way (not \/ nor \uXXXX).
-_VERBATIM: Final = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]*(?:\\["\\bfnrt][^"\\\x00-\x1f\ud800-\udfff]*)*')
-
-# feed_verbatim's verdicts on a text its quick test cannot decide: not verbatim, verbatim, or verbatim but
-# for a backslash at its end that starts an escape cut in two. Texts up to _VERDICT_TEXT_MAX characters
-# are remembered, at most _VERDICTS_MAX per scanner.
-_NOT_VERBATIM: Final = 0
-_VERBATIM_TEXT: Final = 1
-_CUT_ESCAPE: Final = 2
-_VERDICT_TEXT_MAX: Final = 16
-_VERDICTS_MAX: Final = 512
-
-
-def _verbatim_verdict(text: str) -> int:
-    """Whether ``text`` (not empty) continues a string verbatim (see JsonScanner.feed_verbatim)."""
-    if _VERBATIM.fullmatch(text) is not None:
-        return _VERBATIM_TEXT
-    if text[-1] == "\\" and _VERBATIM.fullmatch(text, 0, len(text) - 1) is not None:
-        return _CUT_ESCAPE
-    return _NOT_VERBATIM
 
 
 def _canonical_char(char: str) -> str:
@@ -215,9 +195,7 @@ class JsonScanner:
         self._state = _VALUE
         self._text = ""  # the text of the current feed
         self._carry = ""  # unconsumed text waiting for the next feed (an escape or a delimiter)
-        # feed_verbatim's verdicts on the short texts its quick test could not decide (_verbatim_verdict):
-        # a long argument repeats a few such tokens (' \\"', '\\n', ...) thousands of times.
-        self._verdicts: dict[str, int] = {}
+        self._verdicts = Verdicts()  # feed_verbatim's, on texts its quick test cannot pass
         self._consumed = 0  # characters consumed before the current text
         self._out: list[str] = []  # canonical arguments text not yet reported
         self._cap: list[str] = []  # canonical text of the value being captured
@@ -299,17 +277,12 @@ class JsonScanner:
         if carry:  # the start of an escape (in a string, only an escape waits)
             text = carry + text
         # Printable text without a quote or a backslash is verbatim (the quick test); other text may be.
-        verdict = _VERBATIM_TEXT
+        verdict = VERBATIM
         if '"' in text or "\\" in text or not text.isprintable():
-            short = len(text) <= _VERDICT_TEXT_MAX
-            verdict = self._verdicts.get(text, -1) if short else -1
-            if verdict < 0:
-                verdict = _verbatim_verdict(text)
-                if short and len(self._verdicts) < _VERDICTS_MAX:
-                    self._verdicts[text] = verdict
-            if verdict == _NOT_VERBATIM:
+            verdict = self._verdicts.of(text)
+            if verdict == NOT_VERBATIM:
                 return None
-        if verdict == _CUT_ESCAPE:  # an escape cut in two: its backslash waits, as feed() leaves it
+        if verdict == CUT_ESCAPE:  # an escape cut in two: its backslash waits, as feed() leaves it
             self._carry = "\\"
             text = text[:-1]
         elif carry:
