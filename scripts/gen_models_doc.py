@@ -64,8 +64,8 @@ response_templates.library.UnknownModelError: no model family called 'qwen-3' in
   match raises `AmbiguousChatTemplateError` naming the candidates.
 * `response_templates.library.family(name)` gives the metadata below (models, markers, prompt variants,
   notes); each family is one JSON file in `src/response_templates/library/`.
-* From the shell: `response-templates list`, `show NAME`, `detect CHAT_TEMPLATE_FILE`,
-  `verify CHAT_TEMPLATE_FILE [--template NAME|FILE]`, `lint FILE`, `parse --model MODEL_ID ...`.
+* From the shell: `response-templates list`, `show NAME`, `detect CHAT_TEMPLATE_OR_MODEL_FOLDER...`,
+  `verify CHAT_TEMPLATE [--template NAME|FILE]`, `lint NAME|FILE`, `parse --model MODEL_ID ...`.
 * Pass the **prompt** (`prefix=`): many chat templates open the reasoning block themselves (the *variants*
   below), and only the prompt says so. Pass **`tools=`** for families whose argument values are raw text
   (the XML formats): values are then cast by each tool's JSON schema, exactly (a string parameter keeps

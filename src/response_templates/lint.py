@@ -453,7 +453,11 @@ def lint(
         try:
             data = json.loads(template)
         except json.JSONDecodeError as exc:
-            return [Issue("error", "load-error", f"not valid JSON: {exc}")]
+            try:  # a library family name or model id, as load_template reads it
+                data = load_template(template).to_dict()
+            except ResponseTemplateError as by_name:
+                message = str(by_name) if template.strip()[:1] not in "{[" else f"not valid JSON: {exc}"
+                return [Issue("error", "load-error", message)]
     else:
         data = template
     if not isinstance(data, Mapping):

@@ -127,7 +127,8 @@ class ResponseParser:
     """Parse one generation as it streams.
 
     Args:
-        template: a response template (dict, JSON string or :class:`ResponseTemplate`).
+        template: a response template (dict, JSON string or :class:`ResponseTemplate`), or the name of
+            a library family or a model id (``"qwen3"``, ``"Qwen/Qwen3-8B"``: see ``load_template``).
         prefix: the prompt that preceded the generation; required (``""`` opts out). Its part after the
             last start anchor is read as if the model had written it; events from it are in
             :attr:`initial_events`.
@@ -526,7 +527,9 @@ class ResponseParser:
     def _process(self, events: list[ParserEvent], final: bool) -> None:
         t = self.template
         meter = self._meter
-        meter.start_feed()  # one call (feed, finalize, the prefix): one per-feed budget
+        # One call (feed, finalize, the prefix): one per-feed budget, grown by the text the call looks at;
+        # the stream's budget grows with all the output read so far (docs/errors.md, limits and budgets).
+        meter.start_feed(len(self._buf) - self._pos, self._base + len(self._buf))
         # The buffer does not change during one call: each pattern's search is remembered (WatchSet.scan),
         # so that states visited many times in a long chunk do not search its rest again at each visit.
         memo: dict[Any, Any] = {}
@@ -541,7 +544,7 @@ class ResponseParser:
                     self._route(events, buf[self._pos : stop])
                     self._pos = stop
                 if end >= 0 or final:
-                    self._close_region(events, None)
+                    self._close_region(events, None, end < 0)
                     if end >= 0 or self._current is not None:
                         continue  # more text, or a resumed outer region (interleaved) to close too
                 return
@@ -565,7 +568,7 @@ class ResponseParser:
                     self._route(events, buf[self._pos : undecided])
                     self._pos = undecided
                 if final and self._current is not None:
-                    self._close_region(events, None)
+                    self._close_region(events, None, True)
                     if self._region_open():
                         continue  # the outer region of an interleaved one resumed: close it too
                 return
@@ -646,8 +649,9 @@ class ResponseParser:
         else:
             events.append({"type": "region_open", "field": field.name})
 
-    def _close_region(self, events: list[ParserEvent], close: Match | None) -> None:
-        """Close the current region (explicit, or the implicit segment if one is open)."""
+    def _close_region(self, events: list[ParserEvent], close: Match | None, at_end: bool = False) -> None:
+        """Close the current region (explicit, or the implicit segment if one is open); ``at_end``: the end
+        of the output closes it, not its close delimiter (nor its JSON value's end)."""
         region = self._current
         if region is None:
             return
@@ -680,6 +684,8 @@ class ResponseParser:
             value = self._values.region_value(field, raw, captures, start, self.prefix_length)
             self._assembler.add(field, value, raw, start, self.prefix_length)
         except ParseError as exc:
+            if at_end and (field.close is not None or field.close_json):
+                exc.cut_off = True  # its close never came: the output was cut inside the region
             # Keep open/close balanced for consumers: the region closes with no value and the error; the
             # error is raised when the call ends (see _run).
             events.append({"type": "region_close", "field": field.name, "value": None, "error": exc.detail})

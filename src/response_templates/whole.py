@@ -48,6 +48,10 @@ def parse_response(
     is kept as text in the message, and ``message.errors`` says what failed (docs/errors.md).
     ``regex_budget`` (a :class:`~response_templates.RegexBudget`) bounds the regex time of each item.
 
+    ``template`` is template data (a dict or JSON text), a compiled template, or the name of a family of
+    the built-in library or a model id (``"qwen3"``, ``"Qwen/Qwen3-8B"``), as
+    :func:`~response_templates.load_template` reads it.
+
     >>> import response_templates as rt
     >>> t = {"start_anchor": "<|im_start|>assistant\\n",
     ...      "fields": {"tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True,
@@ -58,6 +62,8 @@ def parse_response(
     >>> kept = rt.parse_response('Sure.<tool_call>{oops}</tool_call>', t, prefix="", errors="keep")
     >>> kept, [e.field for e in kept.errors]
     ({'content': 'Sure.<tool_call>{oops}</tool_call>'}, ['tool_calls'])
+    >>> rt.parse_response("<think>Easy.</think>Hi!", "Qwen/Qwen3-8B", prefix="<|im_start|>assistant\\n")
+    {'role': 'assistant', 'reasoning_content': 'Easy.', 'content': 'Hi!'}
     """
     if prefix is MISSING or prefix is None:
         raise missing_prefix_error()

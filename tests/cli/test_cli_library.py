@@ -36,12 +36,14 @@ def test_list(capsys: pytest.CaptureFixture[str], needs_extension: None) -> None
     assert code == 0
     names = [line.split()[0] for line in out.splitlines()]
     assert names == rt.templates.names(include_unsupported=True)  # every family, with or without template
-    assert "needs-extension (E3)" in next(line for line in out.splitlines() if line.startswith("minimax-m1 "))
-    assert "[= hermes]" in next(line for line in out.splitlines() if line.startswith("qwen3 "))
+    minimax = next(line for line in out.splitlines() if line.startswith("minimax-m1 "))
+    assert "needs-extension" in minimax and "[needs the extension json-value-end]" in minimax
+    assert "[same format as hermes]" in next(line for line in out.splitlines() if line.startswith("qwen3 "))
     code, out, _ = run(capsys, "list", "--json")
     records = [json.loads(line) for line in out.splitlines()]
     assert {r["name"] for r in records} == set(rt.templates.names(include_unsupported=True))
-    assert next(r for r in records if r["name"] == "minimax-m1")["needs"] == ["E3"]
+    minimax = next(r for r in records if r["name"] == "minimax-m1")
+    assert minimax["needs"] == ["E3"] and minimax["extension_codes"] == {"E3": rt.library.EXTENSIONS["E3"]}
     assert next(r for r in records if r["name"] == "apertus")["needs"] == []
 
 
@@ -67,8 +69,9 @@ def test_detect(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     )
     code, out, _ = run(capsys, "detect", config, "--json")
     assert json.loads(out) == {
-        "name": "qwen3-coder", "title": rt.library.family("qwen3-coder").title, "status": "supported",
-        "matched_by": "fingerprint", "confidence": 1.0,
+        "file": str(config), "name": "qwen3-coder", "title": rt.library.family("qwen3-coder").title,
+        "status": "supported", "matched_by": "fingerprint", "confidence": 1.0, "near_matches": [],
+        "error": None,
     }  # fmt: skip
     code, out, err = run(capsys, "detect", CHAT_TEMPLATES / "Apertus-8B-Instruct.jinja")
     assert code == 0 and out.startswith("apertus") and "needs" not in err
@@ -129,10 +132,8 @@ def test_lint(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert code == 1
     assert "warning atomic-group [a.open_pattern]" in out and "implicit-without-close" in out
     code, out, _ = run(capsys, "lint", bad, "--json")
-    assert [json.loads(line)["code"] for line in out.splitlines()] == [
-        "atomic-group",
-        "implicit-without-close",
-    ]
+    (report,) = [json.loads(line) for line in out.splitlines()]
+    assert [issue["code"] for issue in report["issues"]] == ["atomic-group", "implicit-without-close"]
 
 
 def test_parse_with_a_model_id(

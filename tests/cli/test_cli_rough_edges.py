@@ -99,12 +99,14 @@ def test_detect_json_says_no_family_on_stdout(tmp_path: Path, capsys: pytest.Cap
     code, out, err = run(capsys, "detect", unknown, "--json")
     assert code == 1
     assert json.loads(out) == {
+        "file": str(unknown),
         "name": None,
         "title": None,
         "status": None,
         "matched_by": None,
         "confidence": 0.0,
         "near_matches": [],
+        "error": None,
     }
     assert "unknown model" in err
 

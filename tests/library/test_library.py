@@ -110,8 +110,10 @@ def test_names_lists_families_with_templates(needs_extension: None) -> None:
 
 
 def test_shared_formats_share_one_compiled_template() -> None:
-    assert rt.templates.get("qwen3") is rt.templates.get("hermes") is rt.templates.get("qwq")
-    assert rt.templates.get("step-3.5") is rt.templates.get("qwen3-coder")
+    # compiled once; each family's template names the family it was asked for (issue 28, item 19)
+    assert rt.templates.get("qwen3").fields is rt.templates.get("hermes").fields
+    assert rt.templates.get("qwen3") is rt.templates.get("qwq") is rt.templates.for_model("Qwen/Qwen3-8B")
+    assert rt.templates.get("step-3.5").fields is rt.templates.get("qwen3-coder").fields
     assert library.family("smollm3").resolved().name == "hermes"
 
 

@@ -8,10 +8,14 @@ Commands:
   With ``--jsonl FILE`` (or ``--parquet FILE``): every record of the file, one JSON line each, on ``-j N``
   processes, ``--resume`` to skip what ``-o OUT`` holds.
 * ``list`` / ``show NAME`` -- the model families of the built-in library; one family's data or template.
-* ``detect CHAT_TEMPLATE_FILE`` -- which library family a chat template belongs to.
-* ``verify CHAT_TEMPLATE_FILE [--template NAME|FILE]`` -- round-trip check of a response template against a
+* ``detect CHAT_TEMPLATE...`` -- which library family each chat template (a file or a model folder) belongs to.
+* ``verify CHAT_TEMPLATE [--template NAME|FILE]`` -- round-trip check of a response template against a
   chat template (needs jinja2).
-* ``lint FILE`` -- portability rules and suspicious patterns of a response template.
+* ``lint TEMPLATE`` -- portability rules and suspicious patterns of a response template.
+
+A template argument (``lint``, ``verify -t``, ``export``, ``grammar``) is read by one rule
+(:func:`.shared.template_source`): a file, a folder written as a path, or else a library name. ``--json``
+prints JSON lines (one object per thing reported on) in every command that has it.
 * ``export MODEL --for transformers|vllm|sglang [--output FILE | --model-dir DIR]`` -- a template (family,
   model id or file) as the ``response_template`` another implementation reads; ``--model-dir`` sets it in a
   local model folder's ``tokenizer_config.json``.
@@ -170,6 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if extra:  # report it with the usage of the command it was meant for
             command = (parser.commands or {}).get(getattr(args, "command", None) or "", parser)
             command.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.argv = list(sys.argv[1:] if argv is None else argv)  # e.g. the --resume hint of parse --jsonl
         handler: Callable[[argparse.Namespace, Streams], int] | None = getattr(args, "handler", None)
         if handler is None:
             parser.print_help(streams.stderr)

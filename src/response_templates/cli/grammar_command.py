@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from typing import Any
 
 from .shared import (
@@ -19,9 +18,9 @@ from .shared import (
     CLIError,
     Streams,
     decode,
-    load_template_file,
     load_tools_file,
     read_bytes,
+    template_or_name,
 )
 
 __all__ = ["add_grammar"]
@@ -41,7 +40,8 @@ def add_grammar(subparsers: Any) -> None:
     parser.add_argument(
         "model",
         metavar="MODEL",
-        help="library family name, model id (e.g. Qwen/Qwen3-8B) or response-template JSON file",
+        help="library family name, model id (e.g. Qwen/Qwen3-8B), response-template JSON file, or a model "
+        "folder written as a path (./qwen3: its tokenizer_config.json's response_template)",
     )
     parser.add_argument(
         "--tools",
@@ -83,9 +83,7 @@ def _run_grammar(args: argparse.Namespace, streams: Streams) -> int:
     from .. import library
     from ..grammar import GrammarError, build
 
-    model: Any = args.model
-    if os.path.exists(model) or model.endswith(".json"):
-        model = load_template_file(model, streams)
+    model: Any = template_or_name(args.model, streams)
     tools = load_tools_file(args.tools, streams) if args.tools else []
     prefix = (
         decode(read_bytes(args.prefix, "prefix file", streams), args.prefix, "prefix file")

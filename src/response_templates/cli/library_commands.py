@@ -3,27 +3,29 @@
 Also the lookups the other commands share: :func:`library_template` (``parse --model``) and
 :func:`family_arg` (a family name given on the command line). The library, the round-trip check and
 the linter are imported when a command runs, so ``response-templates --help`` stays fast.
+
+With ``--json`` every command prints JSON lines: one JSON object per line, one line per thing it reports
+on (``list``: a family, ``detect``: a chat-template file, ``lint``: the template, ``verify``: the report),
+so a command about one input prints exactly one line, which is a JSON document as well.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 from typing import Any
 
 from ..language import ResponseTemplate
 from .shared import (
     EXIT_OK,
     EXIT_PARSE_ERROR,
+    EXIT_USAGE,
     PROG,
     CLIError,
     Streams,
-    decode,
     dump_line,
-    load_template_file,
-    read_bytes,
-    read_json,
+    find_chat_template,
+    template_source,
 )
 
 __all__ = [
@@ -55,36 +57,28 @@ def library_template(model: str) -> ResponseTemplate:
             raise CLIError(f"{by_model} (see '{PROG} list')") from None
 
 
-def family_arg(name: str) -> Any:
-    """The library family called ``name`` (or an alias); :class:`CLIError` pointing at ``list --all``."""
+def family_arg(name: str, *, model_ids: bool = False) -> Any:
+    """The library family called ``name`` (or an alias; with ``model_ids``, also the family of a model id);
+    :class:`CLIError` pointing at ``list``."""
     from .. import library
 
     try:
-        return library.family(name)
+        return library.family_or_model(name) if model_ids else library.family(name)
     except library.UnknownModelError as exc:
         raise CLIError(f"{exc} (see '{PROG} list')") from None
 
 
 def read_chat_template(path: str, streams: Streams) -> str:
-    """A chat template from a .jinja file or a tokenizer_config.json (its 'chat_template')."""
-    text = decode(read_bytes(path, "chat template", streams), path, "chat template")
-    stripped = text.lstrip("\ufeff").lstrip()
-    if stripped.startswith("{") and not stripped.startswith(("{%", "{{", "{#")):
-        try:
-            data = json.loads(stripped)
-        except json.JSONDecodeError:
-            return text
-        if isinstance(data, dict) and "chat_template" in data:
-            template = data["chat_template"]
-            if isinstance(template, list):
-                named = {
-                    item.get("name"): item.get("template") for item in template if isinstance(item, dict)
-                }
-                template = named.get("default") or next(iter(named.values()), None)
-            if not isinstance(template, str):
-                raise CLIError(f"the chat_template in {path!r} is not a string")
-            return template
-    return text
+    """A chat template from a .jinja file, a tokenizer_config.json or chat_template.json (its
+    'chat_template'), or a model folder (see :func:`~.shared.find_chat_template`)."""
+    return find_chat_template(path, streams)
+
+
+def _extensions(codes: Any) -> dict[str, str]:
+    """What each extension code (``E1`` ...) in ``codes`` stands for."""
+    from .. import library
+
+    return {code: library.EXTENSIONS.get(code, "?") for code in codes}
 
 
 # ------------------------------------------------------------------------------------------------- list
@@ -100,7 +94,9 @@ def add_list(subparsers: Any) -> None:
     )
     # Every family is listed (one without a template says so in its status); --all once added those.
     parser.add_argument("--all", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object per line (per family) instead of a table"
+    )
     parser.set_defaults(handler=_run_list)
 
 
@@ -120,13 +116,17 @@ def _run_list(args: argparse.Namespace, streams: Streams) -> int:
                 "aliases": list(fam.aliases),
             }
             record.update(models=list(fam.models), same_format_as=fam.same_format_as, needs=list(fam.needs))
+            record["extension_codes"] = _extensions(fam.needs)
             dump_line(record, out)
         return EXIT_OK
     width = max(len(f.name) for f in fams)
+    status_width = max(len(f.status) for f in fams)
     for fam in fams:
-        status = fam.status + (f" ({', '.join(fam.needs)})" if fam.needs else "")
-        shares = f" [= {fam.same_format_as}]" if fam.same_format_as else ""
-        out.write(f"{fam.name:<{width}}  {status:<28} {fam.title}{shares}\n")
+        shares = f" [same format as {fam.same_format_as}]" if fam.same_format_as else ""
+        needs = [library.EXTENSIONS.get(code, code).split(":")[0] for code in fam.needs]
+        plural = "s" if len(needs) > 1 else ""
+        missing = f" [needs the extension{plural} {', '.join(needs)}]" if needs else ""
+        out.write(f"{fam.name:<{width}}  {fam.status:<{status_width}}  {fam.title}{shares}{missing}\n")
     return EXIT_OK
 
 
@@ -139,21 +139,27 @@ def add_show(subparsers: Any) -> None:
         "show",
         help="show one family of the library (its data file, or only its template)",
         description="Print a library family as JSON: metadata and response template. With --template, only "
-        "the response template (ready to save as a file or put into tokenizer_config.json).",
+        "the response template (ready to save as a file or put into tokenizer_config.json). The codes in "
+        "'needs', 'would_use' and 'uses' (E1-E9) name template-language extensions: 'extension_codes' "
+        "says what each one is.",
     )
-    parser.add_argument("name", metavar="NAME", help="family name or alias (see 'list')")
+    parser.add_argument("name", metavar="NAME", help="family name, alias or model id (see 'list')")
     parser.add_argument("--template", action="store_true", help="print only the response template")
     parser.set_defaults(handler=_run_show)
 
 
 def _run_show(args: argparse.Namespace, streams: Streams) -> int:
-    fam = family_arg(args.name)
+    fam = family_arg(args.name, model_ids=True)
     if args.template:
         data: Any = fam.template_dict()
     else:
         data = fam.to_dict()
+        data.pop("formats_md", None)  # a row of the project's research notes, not shipped with the package
         if fam.same_format_as:
             data["template"] = fam.template_dict()
+        codes = dict.fromkeys(code for key in ("needs", "would_use", "uses") for code in data.get(key, []))
+        if codes:
+            data["extension_codes"] = _extensions(codes)
     streams.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return EXIT_OK
 
@@ -166,41 +172,65 @@ def add_detect(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "detect",
         help="name the library family of a chat template",
-        description="Identify the model family of a Jinja chat template (a .jinja file or a "
-        "tokenizer_config.json) by its fingerprint or markers.",
-        epilog='exit codes: 0 recognized; 1 unknown (near matches on stderr; with --json, {"name": null, '
-        '..., "near_matches": [...]} on stdout); 2 unreadable file',
+        description="Identify the model family of Jinja chat templates by their fingerprint or markers. "
+        "Each argument is a .jinja file, a tokenizer_config.json or chat_template.json (its "
+        "'chat_template': a string, or a list of named templates, of which 'default' is read), or a "
+        "model folder, where the chat template is looked for in chat_template.jinja (transformers 5), "
+        "then tokenizer_config.json, then chat_template.json. A tokenizer_config.json without one is read "
+        "through the chat_template.jinja beside it. With several arguments each line starts with the file.",
+        epilog="exit codes: 0 every chat template recognized; 1 some unknown (near matches on stderr); 2 "
+        "some file unreadable (the others are still reported). With --json, one JSON object per line and "
+        'argument, always with the same keys: {"file", "name", "title", "status", "matched_by", '
+        '"confidence", "near_matches", "error"}; "name" is null for an unknown chat template (the near '
+        'matches listed) and for an unreadable file ("error" says why; null otherwise).',
     )
-    parser.add_argument("chat_template", metavar="CHAT_TEMPLATE_FILE")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("chat_template", metavar="CHAT_TEMPLATE", nargs="+", help="file or model folder")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per line (per file)")
     parser.set_defaults(handler=_run_detect)
 
 
 def _run_detect(args: argparse.Namespace, streams: Streams) -> int:
     from .. import library
 
-    text = read_chat_template(args.chat_template, streams)
-    try:
-        fam = library.detect_family(text)
-    except library.UnknownModelError as exc:
-        if args.json:  # stdout always holds the answer: here, that no family fits
-            unknown = dict.fromkeys(("name", "title", "status", "matched_by"))
-            dump_line({**unknown, "confidence": 0.0, "near_matches": exc.near_matches}, streams.stdout)
-        streams.error(str(exc))
-        return EXIT_PARSE_ERROR
-    best = next((c for c in library.detect_all(text) if c.family.name == fam.name), None)
-    how = best.matched_by if best is not None else "markers"
-    confidence = best.confidence if best is not None else 0.0
-    if args.json:
-        line = {"name": fam.name, "title": fam.title, "status": fam.status, "matched_by": how}
-        dump_line({**line, "confidence": confidence}, streams.stdout)
-    else:
-        streams.stdout.write(
-            f"{fam.name}\t{fam.title} ({fam.status}; matched by {how}, confidence {confidence:.2f})\n"
-        )
+    several = len(args.chat_template) > 1
+    code = EXIT_OK
+    empty = dict.fromkeys(("name", "title", "status", "matched_by"))
+    for path in args.chat_template:
+        where = f"{path}: " if several else ""
+        try:
+            text = read_chat_template(path, streams)
+        except CLIError as exc:
+            if args.json:
+                line = {"file": path, **empty, "confidence": 0.0, "near_matches": [], "error": exc.message}
+                dump_line(line, streams.stdout)
+            streams.error(exc.message)
+            code = max(code, EXIT_USAGE)
+            continue
+        try:
+            fam = library.detect_family(text)
+        except library.UnknownModelError as exc:
+            if args.json:  # stdout always holds the answer: here, that no family fits
+                line = {"file": path, **empty, "confidence": 0.0, "near_matches": exc.near_matches}
+                dump_line({**line, "error": None}, streams.stdout)
+            streams.error(f"{where}{exc}")
+            code = max(code, EXIT_PARSE_ERROR)
+            continue
+        best = next((c for c in library.detect_all(text) if c.family.name == fam.name), None)
+        how = best.matched_by if best is not None else "markers"
+        confidence = best.confidence if best is not None else 0.0
+        if args.json:
+            line = {"file": path, "name": fam.name, "title": fam.title, "status": fam.status}
+            line.update(matched_by=how, confidence=confidence, near_matches=[], error=None)
+            dump_line(line, streams.stdout)
+        else:
+            prefix = f"{path}\t" if several else ""
+            streams.stdout.write(
+                f"{prefix}{fam.name}\t{fam.title} ({fam.status}; matched by {how}, confidence {confidence:.2f})\n"
+            )
         if not fam.has_template:
-            streams.warn(f"{fam.name} has no template yet: its format needs {', '.join(fam.needs)}")
-    return EXIT_OK
+            needs = ", ".join(f"{c} ({library.EXTENSIONS.get(c, '?')})" for c in fam.needs)
+            streams.warn(f"{where}{fam.name} has no template yet: its format needs {needs}")
+    return code
 
 
 # ----------------------------------------------------------------------------------------------- verify
@@ -218,16 +248,23 @@ def add_verify(subparsers: Any) -> None:
         epilog="exit codes: 0 every case passed; 1 some case failed; 2 usage error, unreadable file or "
         "invalid template. Needs jinja2 (pip install 'response-templates[verify]').",
     )
-    parser.add_argument("chat_template", metavar="CHAT_TEMPLATE_FILE")
     parser.add_argument(
-        "-t", "--template", metavar="NAME|FILE", help="library family name or response-template JSON file"
+        "chat_template",
+        metavar="CHAT_TEMPLATE",
+        help="a .jinja file, a tokenizer_config.json or a model folder",
+    )
+    parser.add_argument(
+        "-t",
+        "--template",
+        metavar="NAME|FILE",
+        help="library family name or model id, response-template JSON file, or model folder (see 'lint')",
     )
     parser.add_argument(
         "--kwargs",
         metavar="JSON",
         help="chat-template variables for every case, e.g. '{\"enable_thinking\": true}'",
     )
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON object (one line)")
     parser.set_defaults(handler=_run_verify)
 
 
@@ -242,10 +279,12 @@ def _run_verify(args: argparse.Namespace, streams: Streams) -> int:
             fam = library.detect_family(text)
         except library.UnknownModelError as exc:
             raise CLIError(f"{exc}; pass --template NAME|FILE") from None
-    elif os.path.exists(args.template) or args.template.endswith(".json"):
-        template = load_template_file(args.template, streams)
     else:
-        fam = family_arg(args.template)
+        source = template_source(args.template, streams)
+        if source.name is not None:
+            fam = family_arg(source.name, model_ids=True)
+        else:
+            template = source.compile()
     if fam is not None:
         try:
             template = fam.template()
@@ -273,7 +312,7 @@ def _run_verify(args: argparse.Namespace, streams: Streams) -> int:
     if args.json:
         data = report.to_dict()
         data["known_issues"] = known
-        out.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+        out.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
     else:
         for case in report.cases:
             out.write(f"{case.status:5} {case.case}" + (f": {case.problem}" if case.problem else "") + "\n")
@@ -299,38 +338,41 @@ def add_lint(subparsers: Any) -> None:
         "lint",
         help="check a response template for portability problems and suspicious patterns",
         description="Report the portability rules of docs/spec.md, section 10 (backreferences, atomic groups, "
-        "possessive quantifiers, recursion; lookarounds as a note), suspicious delimiters and extension use.",
-        epilog="exit codes: 0 no errors or warnings (notes only); 1 errors or warnings; 2 unreadable file",
+        "possessive quantifiers, recursion; lookarounds as a note), suspicious delimiters and extension use. "
+        "TEMPLATE is a JSON file (a tokenizer_config.json with a 'response_template' works too), a library "
+        "family name or model id, or a model folder written as a path (./qwen3/): a folder called like a "
+        "family (qwen3/ in the working directory) does not hide the library's family.",
+        epilog="exit codes: 0 no errors or warnings (notes only); 1 errors or warnings; 2 unreadable file. "
+        'With --json, one JSON object: {"template", "issues": [{"level", "rule", "message", ...}], '
+        '"errors", "warnings", "notes"}.',
     )
     parser.add_argument(
-        "template", metavar="FILE", help="response template JSON file, or a library family name"
+        "template",
+        metavar="TEMPLATE",
+        help="response template JSON file, library family name or model folder",
     )
-    parser.add_argument("--json", action="store_true", help="print the issues as JSON lines")
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON object (one line)")
     parser.set_defaults(handler=_run_lint)
 
 
 def _run_lint(args: argparse.Namespace, streams: Streams) -> int:
     from ..lint import lint
 
-    chat_template: str | None = None
-    if not os.path.exists(args.template) and not args.template.endswith(".json"):
-        data: Any = family_arg(args.template).template_dict()
+    source = template_source(args.template, streams)
+    if source.name is not None:
+        data: Any = family_arg(source.name, model_ids=True).template_dict()
     else:
-        data = read_json(args.template, "template", streams)
-        if isinstance(data, dict) and "fields" not in data and "response_template" in data:
-            # a tokenizer_config.json: its chat template shows whether the prompt holds the start anchor
-            found = data.get("chat_template")
-            chat_template = found if isinstance(found, str) else None
-            data = data["response_template"]
-    issues = lint(data, chat_template=chat_template)
-    for issue in issues:
-        if args.json:
-            dump_line(issue.to_dict(), streams.stdout)
-        else:
+        data = source.data
+    issues = lint(data, chat_template=source.chat_template)
+    counts = {level: sum(i.level == level for i in issues) for level in ("error", "warning", "note")}
+    if args.json:
+        report: dict[str, Any] = {"template": args.template, "issues": [i.to_dict() for i in issues]}
+        dump_line({**report, **{f"{level}s": n for level, n in counts.items()}}, streams.stdout)
+    else:
+        for issue in issues:
             streams.stdout.write(f"{issue}\n")
-    if not args.json:  # the summary is part of the report, on stdout with it
-        counts = {level: sum(i.level == level for i in issues) for level in ("error", "warning", "note")}
+        # the summary is part of the report, on stdout with it
         streams.stdout.write(
             ", ".join(f"{n} {level}{'s' if n != 1 else ''}" for level, n in counts.items()) + "\n"
         )
-    return EXIT_PARSE_ERROR if any(i.level in ("error", "warning") for i in issues) else EXIT_OK
+    return EXIT_PARSE_ERROR if counts["error"] or counts["warning"] else EXIT_OK

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, TextIO
@@ -28,6 +29,7 @@ __all__ = [
     "PROG",
     "CLIError",
     "Streams",
+    "TemplateSource",
     "add_prefix_arguments",
     "add_template_argument",
     "add_tools_argument",
@@ -35,11 +37,14 @@ __all__ = [
     "decode_pieces",
     "dump_line",
     "error_record",
+    "find_chat_template",
     "load_template_file",
     "load_tools_file",
     "read_bytes",
     "read_json",
     "resolve_prefix",
+    "template_or_name",
+    "template_source",
 ]
 
 #: The program name in usage lines and hints.
@@ -168,17 +173,207 @@ def add_template_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_template_file(path: str, streams: Streams) -> ResponseTemplate:
-    """Read and compile a template file; :class:`CLIError` (exit 2) naming the file if anything is wrong."""
+# ------------------------------------------------------------------------------- template arguments
+
+#: The files of a model folder that can hold its chat template, in the order they are looked at:
+#: transformers 5 writes ``chat_template.jinja`` (and reads it before tokenizer_config.json's
+#: ``chat_template``); processors write ``chat_template.json``.
+CHAT_TEMPLATE_FILES = ("chat_template.jinja", "tokenizer_config.json", "chat_template.json")
+
+
+@dataclass
+class TemplateSource:
+    """What a command's template argument names: a library name to look up, or template data from a file.
+
+    ``name`` is set for a family name or model id (nothing was read); otherwise ``data`` is the template
+    data read from ``path`` (a JSON file, a tokenizer_config.json or a model folder) and ``chat_template``
+    the chat template found with it, if any.
+    """
+
+    name: str | None = None
+    data: Any = None
+    path: str | None = None
+    chat_template: str | None = None
+
+    def compile(self) -> ResponseTemplate:
+        """The template read from the file, compiled; :class:`CLIError` naming the file if it is invalid."""
+        try:
+            return load_template(self.data)
+        except TemplateError as exc:
+            raise CLIError(f"invalid template {self.path!r}: {exc}") from None
+
+
+def _written_as_path(arg: str) -> bool:
+    """Whether an argument can only be a path: ``./x``, ``../x``, ``/x``, ``~/x`` or ending in a slash."""
+    seps = tuple({"/", os.sep})
+    return arg.startswith(("./", "../", "~", *seps, *(f".{sep}" for sep in seps))) or arg.endswith(seps)
+
+
+def _library_knows(name: str) -> bool:
+    from .. import library
+
+    try:
+        library.family_or_model(name)
+    except library.UnknownModelError:
+        return False
+    return True
+
+
+def template_source(arg: str, streams: Streams) -> TemplateSource:
+    """What the template argument ``arg`` of a command (``export``, ``grammar``, ``lint``, ``verify -t``) is.
+
+    The one rule every command follows:
+
+    * an existing file, ``-`` (stdin) or a name ending in ``.json``: a template file (or a
+      tokenizer_config.json with a ``response_template``);
+    * a folder written as a path (``./qwen3``, ``qwen3/``, ``/models/qwen3``, ``~/qwen3``): a model folder,
+      whose tokenizer_config.json holds the ``response_template``;
+    * any other word: a library family name, alias or model id -- also when a folder of that name is in
+      the working directory (``qwen3`` with a ``qwen3/`` beside it: the meaning of a command does not
+      depend on the folder it runs in; a note on stderr says how to name the folder when it holds a
+      template). A folder whose name the library does not know is read as a model folder.
+    """
+    if arg != "-" and os.path.isdir(arg):
+        if _written_as_path(arg) or not _library_knows(arg):
+            return _model_folder(arg, streams)
+        if _folder_template(arg) is not None:
+            streams.stderr.write(
+                f"note: {arg!r} is read as the library's family; for the template in the folder "
+                f"{arg}/, write it as a path: ./{arg}\n"
+            )
+        return TemplateSource(name=arg)
+    if arg == "-" or os.path.exists(arg) or arg.endswith(".json"):
+        return _template_file(arg, streams)
+    return TemplateSource(name=arg)
+
+
+def _folder_template(folder: str) -> Any:
+    """The ``response_template`` of a folder's tokenizer_config.json, if it has one (None otherwise)."""
+    try:
+        with open(os.path.join(folder, "tokenizer_config.json"), "rb") as f:
+            data = json.loads(f.read())
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data.get("response_template") if isinstance(data, dict) else None
+
+
+def template_or_name(arg: str, streams: Streams) -> ResponseTemplate | str:
+    """The compiled template a file or folder argument holds, or the name to look up in the library."""
+    source = template_source(arg, streams)
+    return source.name if source.name is not None else source.compile()
+
+
+def _chat_template_beside(config: str, data: dict[str, Any], streams: Streams) -> str | None:
+    """The chat template that goes with a tokenizer_config.json (its own, else its folder's), if any:
+    ``lint`` checks that its generation prompt holds the start anchor."""
+    try:
+        if os.path.basename(config) == CHAT_TEMPLATE_FILES[1]:
+            return find_chat_template(os.path.dirname(config) or ".", streams)
+        return _chat_template_value(data.get("chat_template"), config)
+    except CLIError:
+        return None
+
+
+def _template_file(path: str, streams: Streams) -> TemplateSource:
     data = read_json(path, "template", streams)
+    chat_template: str | None = None
     if isinstance(data, dict) and "fields" not in data and "response_template" in data:
-        data = data["response_template"]  # a tokenizer_config.json
+        # a tokenizer_config.json
+        chat_template = None if path == "-" else _chat_template_beside(path, data, streams)
+        data = data["response_template"]
         if data is None:
             raise CLIError(f"the template file {path!r} has 'response_template': null (no template set)")
+    return TemplateSource(data=data, path=path, chat_template=chat_template)
+
+
+def _model_folder(folder: str, streams: Streams) -> TemplateSource:
+    config = os.path.join(folder, "tokenizer_config.json")
+    if not os.path.isfile(config):
+        raise CLIError(
+            f"{folder!r} is a folder, not a template file, and holds no tokenizer_config.json: pass a "
+            f"template file, a library family name or model id (see '{PROG} list'), or a model folder"
+        )
+    data = read_json(config, "tokenizer config", streams)
+    template = data.get("response_template") if isinstance(data, dict) else None
+    if template is None:
+        raise CLIError(
+            f"the model folder {folder!r} has no response_template in its tokenizer_config.json: pass a "
+            f"library family name ('{PROG} detect {folder}' names the family of its chat template), or "
+            f"write one into it with '{PROG} export NAME --model-dir {folder}'"
+        )
+    return TemplateSource(
+        data=template, path=config, chat_template=_chat_template_beside(config, data, streams)
+    )
+
+
+def load_template_file(path: str, streams: Streams) -> ResponseTemplate:
+    """Read and compile a template file (or the ``response_template`` of a tokenizer_config.json or of a
+    model folder); :class:`CLIError` (exit 2) naming the file if anything is wrong."""
+    source = _model_folder(path, streams) if os.path.isdir(path) else _template_file(path, streams)
+    return source.compile()
+
+
+def _chat_template_value(value: Any, where: str) -> str | None:
+    """The chat template in a JSON ``chat_template`` value: a string, or a list of named templates
+    (the one named ``default``, else the first); None when there is none."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        named = {item.get("name"): item.get("template") for item in value if isinstance(item, dict)}
+        value = named.get("default") or next(iter(named.values()), None)
+    if not isinstance(value, str):
+        raise CLIError(f"the chat_template in {where!r} is not a string")
+    return value
+
+
+def _read_chat_template_file(path: str, streams: Streams) -> str | None:
+    """The chat template of one file: a Jinja file's text, or the ``chat_template`` of a JSON object
+    (tokenizer_config.json, chat_template.json), None when that object has none."""
+    where = "stdin" if path == "-" else path
+    text = decode(read_bytes(path, "chat template", streams), path, "chat template")
+    stripped = text.lstrip("\ufeff").lstrip()
+    if path.endswith(".jinja") or not stripped.startswith("{") or stripped.startswith(("{%", "{{", "{#")):
+        return text
     try:
-        return load_template(data)
-    except TemplateError as exc:
-        raise CLIError(f"invalid template {path!r}: {exc}") from None
+        data = json.loads(stripped)
+    except (json.JSONDecodeError, RecursionError):
+        return text  # a Jinja template that starts with a brace
+    if not isinstance(data, dict):
+        return text
+    return _chat_template_value(data.get("chat_template"), where)
+
+
+def find_chat_template(path: str, streams: Streams) -> str:
+    """The chat template in ``path``, where transformers keeps it.
+
+    ``path`` is a .jinja file, a JSON file with a ``chat_template`` (a string or a list of named
+    templates: ``default``, else the first), or a model folder: its chat_template.jinja (where
+    transformers 5 saves it, and which it reads first), else the ``chat_template`` of its
+    tokenizer_config.json, else chat_template.json. A tokenizer_config.json without one is read through
+    the chat_template.jinja beside it. :class:`CLIError` saying where it looked when there is none.
+    """
+    if path != "-" and os.path.isdir(path):
+        for name in CHAT_TEMPLATE_FILES:
+            candidate = os.path.join(path, name)
+            if os.path.isfile(candidate):
+                found = _read_chat_template_file(candidate, streams)
+                if found is not None:
+                    return found
+        raise CLIError(
+            f"no chat template in the model folder {path!r}: looked for {CHAT_TEMPLATE_FILES[0]}, the "
+            f"'chat_template' of {CHAT_TEMPLATE_FILES[1]} and {CHAT_TEMPLATE_FILES[2]}"
+        )
+    found = _read_chat_template_file(path, streams)
+    if found is not None:
+        return found
+    if path == "-":
+        raise CLIError("the JSON object on stdin has no chat_template")
+    beside = os.path.join(os.path.dirname(path), CHAT_TEMPLATE_FILES[0])
+    if os.path.isfile(beside):
+        jinja = _read_chat_template_file(beside, streams)
+        assert jinja is not None  # a .jinja file is read as text
+        return jinja
+    raise CLIError(f"{path!r} has no chat_template, and there is no {CHAT_TEMPLATE_FILES[0]} beside it")
 
 
 def add_prefix_arguments(parser: argparse.ArgumentParser) -> None:

@@ -80,7 +80,8 @@ def parse_response(
             the whole batch or one per item. Given as ids, it also gives the first generated tokens
             their decoding context.
         tools: the request's tools (JSON schemas or typed callables) for tool-argument typing.
-        template: the response template; default: the tokenizer's ``response_template``.
+        template: the response template (data, a compiled template, a library family name such as
+            ``"qwen3"`` or a model id); default: the tokenizer's ``response_template``.
         errors: ``"raise"`` (default) or ``"keep"``, as for :func:`response_templates.parse_response`:
             with ``"keep"`` an output that does not fit keeps its text in the message and
             ``message.errors`` says what failed, instead of raising.
@@ -137,7 +138,8 @@ class TokenResponseParser:
 
     Args:
         tokenizer: a transformers tokenizer (any version) or a ``tokenizers.Tokenizer``.
-        template: the response template; default: the tokenizer's ``response_template``.
+        template: the response template (data, a compiled template, a library family name such as
+            ``"qwen3"`` or a model id); default: the tokenizer's ``response_template``.
         prefix: the prompt (required; ``""`` or ``[]`` opts out), as text or ids. Ids also prime the
             decoder, so that the first generated token decodes exactly as it would after the prompt.
         tools: the request's tools, for tool-argument typing.

@@ -20,8 +20,10 @@ of each extension in its module of :mod:`.extensions`.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
@@ -193,9 +195,38 @@ def _compile(spec: Mapping[str, Any], regex_timeout: float) -> ResponseTemplate:
     )
 
 
+def _preview(text: str, limit: int = 40) -> str:
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
+
+
+def _is_json_scalar(text: str) -> bool:
+    """Whether a name-like word is JSON all the same (a number, ``true``, ``false`` or ``null``)."""
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 @lru_cache(maxsize=128)
 def _compile_cached(key: str, regex_timeout: float) -> ResponseTemplate:
     return _compile(loads_template_json(key, check_size=False), regex_timeout)
+
+
+#: A string that can only be a name: no spaces, quotes, braces or brackets (a family name, an alias or a
+#: model id such as ``Qwen/Qwen3-8B``), never JSON text.
+_NAME = re.compile(r"[\w.+@:/\\-]+")
+#: The longest string read as a name (a longer one is read as JSON text).
+_NAME_LIMIT = 256
+
+#: How a name is looked up: set by the model library when it is imported (the library is an outer ring,
+#: so the loader cannot import it; importing ``response_templates`` imports it).
+_name_resolver: list[Callable[[str], ResponseTemplate]] = []
+
+
+def set_name_resolver(resolver: Callable[[str], ResponseTemplate]) -> None:
+    """Internal: let :func:`load_template` look up a family name or model id with ``resolver``."""
+    _name_resolver[:] = [resolver]
 
 
 def load_template(
@@ -207,12 +238,42 @@ def load_template(
     :class:`~.model.ResponseTemplate` (returned unchanged). Compiled templates are cached by content, so
     passing the same dict again is cheap. ``regex_timeout`` bounds each regex search (seconds).
 
+    A string that is a single word (no spaces, quotes or braces) is a name: a family of the built-in
+    library, an alias or a model id (``"qwen3"``, ``"Qwen/Qwen3-8B"``), looked up as
+    :func:`response_templates.templates.get` and ``for_model`` do; an unknown one raises
+    :class:`~response_templates.library.UnknownModelError` with the near matches. The template returned
+    has its ``family`` set (``None`` for a template given as data).
+
     Raises :class:`~response_templates.TemplateError` naming the field and key at fault.
+
+    >>> import response_templates as rt
+    >>> rt.load_template("Qwen/Qwen3-8B") is rt.templates.get("qwen3")
+    True
     """
     if isinstance(template, ResponseTemplate):
         return template
     if isinstance(template, str):
-        template = loads_template_json(template)
+        name = template.strip()
+        if len(name) <= _NAME_LIMIT and _NAME.fullmatch(name) and not _is_json_scalar(name):
+            if not _name_resolver:  # pragma: no cover - importing any module of the package sets it
+                raise TemplateError(
+                    f"{name!r} is not JSON text; to look up a library family or model id by name, "
+                    "import response_templates (its model library resolves names)"
+                )
+            found = _name_resolver[0](name)
+            if found.regex_timeout == regex_timeout:
+                return found
+            recompiled = load_template(found.to_dict(), regex_timeout=regex_timeout)
+            return dataclasses.replace(recompiled, family=found.family)
+        try:
+            template = loads_template_json(template)
+        except TemplateError as exc:
+            if name.startswith(("{", "[")):
+                raise
+            raise TemplateError(
+                f"{exc.detail} (a template given as a string is JSON text, a library family name or a "
+                f"model id; got {_preview(name)})"
+            ) from None
     if not isinstance(template, Mapping):
         raise TemplateError(f"a response template must be an object, got {type(template).__name__}")
     try:

@@ -15,7 +15,6 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
-from time import perf_counter
 from typing import Any
 
 from ..content import ContentParser
@@ -157,12 +156,23 @@ class FieldSpec:
 # --------------------------------------------------------------------------------------- templates
 
 
+def _last_match_end(text: str, pos: int, *, pattern: Any, timeout: float) -> int:
+    """Where the last (overlapped) match of ``pattern`` in ``text[pos:]`` ends, or -1: one regex scan,
+    with one timeout for all its matches (the iterator's timeout is a deadline for the whole scan)."""
+    last_end = -1
+    for m in pattern.finditer(text, pos, overlapped=True, timeout=timeout):
+        last_end = m.end()
+    return last_end
+
+
 @dataclass(frozen=True, eq=False)
 class ResponseTemplate:
     """A validated, compiled response template: immutable, reusable and thread-safe.
 
     Build one with :func:`~response_templates.language.load_template`. ``source`` is a private copy of the
-    template data.
+    template data. ``family`` names the built-in library family the template was taken from (``None`` for a
+    template loaded from your own data): ``rt.templates.get("qwq").family == "qwen3"``, also for a family
+    that shares another's format (qwen3 uses hermes's template data).
     """
 
     source: Mapping[str, Any]
@@ -181,6 +191,8 @@ class ResponseTemplate:
     inside: Mapping[str, WatchSet] = field(default_factory=dict)
     #: The attributes that only extensions set (see :class:`TemplateExtensionData`).
     extension_data: TemplateExtensionData = NO_TEMPLATE_EXTENSIONS
+    #: The library family the template comes from, or ``None`` (set by the library, not by the loader).
+    family: str | None = None
     # Copies of ``extension_data``'s attributes, made when the template is built (as for FieldSpec).
     #: ``json-envelope``: output keys that routes fill as lists (``add``).
     route_lists: frozenset[str] = field(init=False, repr=False)
@@ -227,21 +239,15 @@ class ResponseTemplate:
         else:
             if meter is None:
                 meter = RegexMeter.unlimited(self.regex_timeout)
-            limit = meter.timeout()
-            started = perf_counter()
+            meter.read_prompt(len(prefix))  # the constructor's call: its allowance grows with the prompt
             try:
-                if limit <= 0:
-                    raise TimeoutError
-                # One bound for the whole scan: the iterator's timeout is a deadline for all its matches.
-                for m in anchor.pattern.finditer(prefix, overlapped=True, timeout=limit):
-                    last_end = m.end()
+                last_end = meter.run(_last_match_end, prefix, 0, pattern=anchor.pattern)
             except TimeoutError:
                 raise anchor._timeout_error(meter) from None
-            finally:
-                meter.charge(perf_counter() - started)
         if last_end < 0:
             return prefix, False
         return prefix[last_end:], True
 
     def __repr__(self) -> str:
-        return f"<ResponseTemplate fields={[f.name for f in self.fields]}>"
+        family = f" family={self.family!r}" if self.family is not None else ""
+        return f"<ResponseTemplate{family} fields={[f.name for f in self.fields]}>"

@@ -10,8 +10,10 @@ and notes on what the template language can and cannot express for it.
 'hermes'
 >>> library.family_for_model("Qwen/Qwen3-8B").name
 'qwen3'
->>> library.get("qwen3") is library.get("hermes")
+>>> library.get("qwen3").fields is library.get("hermes").fields  # one template, compiled once
 True
+>>> library.get("qwen3")  # each family's copy names the family it was asked for
+<ResponseTemplate family='qwen3' fields=['reasoning_content', 'tool_calls', 'content']>
 >>> library.family("gemma-3").status  # a template for part of the format; the rest needs extensions
 'partial'
 >>> library.family("apertus").uses  # supported through a declared extension (docs/extensions.md)
@@ -23,6 +25,7 @@ The usual entry points are the thin functions re-exported from :mod:`response_te
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import fnmatch
 import hashlib
@@ -35,6 +38,7 @@ from typing import Any
 
 from ..errors import ResponseTemplateError
 from ..language import ResponseTemplate, load_template
+from ..language.loader import set_name_resolver
 from . import detection
 
 __all__ = [
@@ -52,6 +56,7 @@ __all__ = [
     "families",
     "family",
     "family_for_model",
+    "family_or_model",
     "fingerprint",
     "for_model",
     "get",
@@ -166,10 +171,9 @@ class Family:
 
     def template(self) -> ResponseTemplate:
         """The compiled response template; :class:`ExtensionRequiredError` if there is none."""
-        source = self.resolved()
-        if source.template_data is None:
+        if self.resolved().template_data is None:
             raise ExtensionRequiredError(self)
-        return _compiled(source.name)
+        return _compiled(self.name)
 
     def template_dict(self) -> dict[str, Any]:
         """The response template as plain JSON data (a copy)."""
@@ -299,9 +303,11 @@ def _lookup() -> dict[str, str]:
 
 @cache
 def _compiled(name: str) -> ResponseTemplate:
-    data = _families()[name].template_data
+    data = _families()[name].resolved().template_data
     assert data is not None
-    return load_template(data)
+    # A copy that names its family (one per family, also for families that share a format): the loader's
+    # cached template for the same data stays anonymous.
+    return dataclasses.replace(load_template(data), family=name)
 
 
 # ------------------------------------------------------------------------------------------- lookup
@@ -401,6 +407,34 @@ def _near_models(query: str) -> list[str]:
 def for_model(model_id: str) -> ResponseTemplate:
     """The response template for a model id, e.g. ``"Qwen/Qwen3-8B"``."""
     return family_for_model(model_id).template()
+
+
+def family_or_model(name: str) -> Family:
+    """The family called ``name`` (or an alias), else the family serving the model id ``name``.
+
+    An unknown name raises :class:`UnknownModelError` saying that neither fits, with the near matches of
+    both lookups.
+    """
+    try:
+        return family(name)
+    except UnknownModelError as by_name:
+        try:
+            return family_for_model(name)
+        except UnknownModelError as by_model:
+            near = list(dict.fromkeys([*by_name.near_matches[:3], *by_model.near_matches[:3]]))
+            raise UnknownModelError(
+                f"{name!r} is neither a model family of the library nor a model id it knows (a template "
+                "given as a string is a family name, a model id or JSON text)",
+                query=name,
+                near_matches=near,
+            ) from None
+
+
+def _template_by_name(name: str) -> ResponseTemplate:
+    return family_or_model(name).template()
+
+
+set_name_resolver(_template_by_name)  # load_template("qwen3"), rt.parse_response(out, "Qwen/Qwen3-8B", ...)
 
 
 # ---------------------------------------------------------------------------------------- detection
