@@ -72,7 +72,9 @@ def test_every_family_exports_or_is_refused_by_name(name: str, target: str) -> N
 def test_plain_template_is_exported_unchanged_for_transformers() -> None:
     result = rt.templates.export("qwen3")
     assert result.template == rt.templates.get("qwen3").to_dict()
-    assert result.verdict == "exportable" and result.source == "hermes" and not result.notes
+    assert result.source == "hermes" and not result.notes
+    # the one approximation: the reference keeps only the last piece of the implicit field (issue 28)
+    assert [(w.field, w.key) for w in result.warnings] == [("content", None)]
 
 
 def test_lookup_by_model_id_by_data_and_by_compiled_template() -> None:
@@ -227,7 +229,7 @@ def test_python_calls_becomes_python_call_list() -> None:
 
 
 def test_into_a_field_that_exists_drops_the_feeder() -> None:
-    result = rt.templates.export("phi-4-mini")
+    result = rt.templates.export("phi-4-mini", target="vllm")
     assert "functools" not in result.template["fields"]
     [warning] = result.warnings
     assert (warning.field, warning.key) == ("functools", "into")
@@ -286,7 +288,7 @@ def test_a_null_transform_exports_as_it_is_and_reads_the_same() -> None:
     template = qwen_like(skip={"open": "<x>", "close": "</x>", "transform": None}, content={})
     result = rt.templates.export(template)
     assert result.template["fields"]["skip"] == {"open": "<x>", "close": "</x>", "transform": None}
-    assert not result.warnings
+    assert [(w.field, w.key) for w in result.warnings] == [("content", None)]  # only the implicit pieces
     text = "<x>kept</x>"
     # null means "no transform" in both implementations
     assert reference.parse_response(text, result.template, prefix="")["skip"] == "kept"
@@ -321,7 +323,7 @@ def test_update_tokenizer_config_keeps_every_key_in_order(tmp_path: Path) -> Non
     data = json.loads(text)
     assert list(data) == ["b", "chat_template", "a", "é", "response_template"]
     assert data["response_template"] == result.template and data["a"] == {"n": [1, 2]}
-    assert text.endswith("}\n") and '\n    "b": 1,' in text and '"é": "ü"' in text  # indent and UTF-8 kept
+    assert text.endswith("\n}") and '\n    "b": 1,' in text and '"é": "ü"' in text  # indent and UTF-8 kept
     assert os.stat(path).st_mode & 0o777 == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tokenizer_config.json"]  # no temp file left
     # a second export replaces the template where it stands

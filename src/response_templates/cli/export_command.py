@@ -13,7 +13,7 @@ import argparse
 import os
 from typing import Any
 
-from .shared import EXIT_OK, EXIT_PARSE_ERROR, PROG, CLIError, Streams, load_template_file
+from .shared import EXIT_OK, EXIT_PARSE_ERROR, PROG, CLIError, Streams, template_or_name
 
 __all__ = ["add_export"]
 
@@ -60,19 +60,16 @@ def add_export(subparsers: Any) -> None:
 
 
 def _source(model: str, streams: Streams) -> Any:
-    """A compiled template from a file, or the name to look up in the library."""
-    if os.path.exists(model) or model.endswith(".json"):
-        return load_template_file(model, streams)
-    return model
+    """A compiled template from a file or model folder, or the name to look up in the library."""
+    return template_or_name(model, streams)
 
 
 def _run_export(args: argparse.Namespace, streams: Streams) -> int:
     from .. import library
     from ..export import ExportError, ModelFolderError, export
 
-    if args.model_dir is not None and not os.path.isfile(
-        os.path.join(args.model_dir, "tokenizer_config.json")
-    ):
+    config = os.path.join(args.model_dir, "tokenizer_config.json") if args.model_dir is not None else None
+    if config is not None and not os.path.isfile(config) and not os.path.islink(config):
         what = "has no tokenizer_config.json" if os.path.isdir(args.model_dir) else "is not a folder"
         raise CLIError(
             f"--model-dir {args.model_dir!r} {what}: pass the folder of a model's tokenizer (the one "
@@ -100,13 +97,16 @@ def _run_export(args: argparse.Namespace, streams: Streams) -> int:
         return EXIT_PARSE_ERROR
     text = result.to_json() + "\n"
     if args.model_dir is not None:
+        folder_notes: list[str] = []
         try:
-            path = result.update_tokenizer_config(args.model_dir)
+            path = result.update_tokenizer_config(args.model_dir, notes=folder_notes)
         except ModelFolderError as exc:
             raise CLIError(str(exc)) from None
         except OSError as exc:
             raise CLIError(f"cannot update {args.model_dir!r}: {exc.strerror or exc}") from None
         streams.stderr.write(f"updated {path} (response_template for {args.target})\n")
+        for note in folder_notes:
+            streams.stderr.write(f"note: {note}\n")
     elif args.output is not None and args.output != "-":
         try:
             with open(args.output, "w", encoding="utf-8") as f:

@@ -25,12 +25,10 @@ extension another, :data:`APPROXIMATIONS` (both in docs/export.md).
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +38,8 @@ from .. import library
 from ..errors import ResponseTemplateError, TemplateError
 from ..language import ResponseTemplate, load_template
 from ..language.registry import EXTENSION_ARGS, EXTENSION_FIELD_KEYS, EXTENSION_PARSERS, REGISTRY
+from .folder import ModelFolderError, set_response_template
+from .jsontext import Layout, dumps, non_finite
 from .targets import (
     APPROXIMATIONS,
     CONSTRAINTS,
@@ -83,10 +83,6 @@ class ExportError(TemplateError):
         self.reason = message
 
 
-class ModelFolderError(ResponseTemplateError):
-    """A model folder that :func:`update_tokenizer_config` cannot update (no or a bad tokenizer_config.json)."""
-
-
 @dataclass(frozen=True)
 class ExportWarning:
     """An approximation the export made: which outputs the target reads differently from us."""
@@ -128,12 +124,15 @@ class ExportResult:
         return "exportable with warnings" if self.warnings else "exportable"
 
     def to_json(self, *, indent: int | None = 2) -> str:
-        """The template as JSON text (non-ASCII kept)."""
-        return json.dumps(self.template, indent=indent, ensure_ascii=False)
+        """The template as strict JSON text (non-ASCII kept; a lone surrogate written as its ``\\uXXXX``
+        escape)."""
+        return dumps(self.template, Layout(unit=" " * indent) if indent is not None else Layout(unit=None))
 
-    def update_tokenizer_config(self, model_dir: str | os.PathLike[str]) -> Path:
+    def update_tokenizer_config(
+        self, model_dir: str | os.PathLike[str], *, notes: list[str] | None = None
+    ) -> Path:
         """Write the template into ``model_dir/tokenizer_config.json``: see :func:`update_tokenizer_config`."""
-        return update_tokenizer_config(model_dir, self)
+        return update_tokenizer_config(model_dir, self, notes=notes)
 
 
 # ------------------------------------------------------------------------------------------ resolving
@@ -395,6 +394,58 @@ def _check_reference_vocabulary(ex: _Export) -> None:
             parser, args, depth = inner.get("name", "text"), inner.get("args"), depth + 1
 
 
+def _check_numbers(ex: _Export) -> None:
+    """NaN and the infinities have no JSON form: a template holding one is refused, naming where."""
+
+    def refuse(value: float, field_name: str | None, key: str) -> ExportError:
+        return ex.refuse(
+            f"it holds the number {value!r}, which JSON cannot write (it has no NaN or Infinity; "
+            "a number such as 1e400 is read as infinity by some readers and refused by others)",
+            field_name,
+            key,
+        )
+
+    for key, value in ex.data.items():
+        found = non_finite(value) if key != "fields" else None
+        if found is not None:
+            raise refuse(found, None, key)
+    for name, spec in ex.fields.items():
+        for key, value in spec.items():
+            found = non_finite(value)
+            if found is not None:
+                raise refuse(found, name, key)
+
+
+_AT_START = re.compile(r"\^|\\A")
+
+
+def _opens_only_at_start(spec: Mapping[str, Any]) -> bool:
+    """Whether a field's region can open only at the very start of the text (an ``open_pattern`` anchored
+    with ``^`` or ``\\A``, and no literal ``open``)."""
+    pattern = spec.get("open_pattern")
+    return "open" not in spec and isinstance(pattern, str) and _AT_START.match(pattern) is not None
+
+
+def _reference_implicit_pieces(ex: _Export) -> None:
+    """The reference keeps only the last piece of an implicit field without ``repeats``: when its text can
+    surround another field's region, the text before the region is lost if anything follows the region."""
+    implicit = _implicit_name(ex.fields)
+    if implicit is None or ex.fields[implicit].get("repeats"):
+        return
+    others = [name for name, spec in ex.fields.items() if name != implicit and not _opens_only_at_start(spec)]
+    if not others:
+        return
+    regions = " or ".join(repr(name) for name in others) if len(others) < 3 else "another field"
+    ex.warn(
+        implicit,
+        None,
+        f"transformers (5.24, 5.25) keeps only the last piece of the implicit field {implicit!r}: text "
+        f"written before a region of {regions} is lost when anything, even a newline, follows that region "
+        "(e.g. 'Let me check.' and then two tool calls reads as tool calls and no content); ours keeps "
+        "every piece",
+    )
+
+
 def _is_placeholder(value: Any) -> bool:
     return isinstance(value, str) and value.startswith("{") and value.endswith("}")
 
@@ -519,7 +570,9 @@ def export(name_or_template: Any, target: str = "transformers") -> ExportResult:
     >>> import response_templates as rt
     >>> result = rt.templates.export("qwen3")
     >>> result.verdict, result.template["fields"]["content"]
-    ('exportable', {'close': ['<|im_end|>', '<|endoftext|>']})
+    ('exportable with warnings', {'close': ['<|im_end|>', '<|endoftext|>']})
+    >>> print(result.warnings[0])  # doctest: +ELLIPSIS
+    field 'content': transformers (5.24, 5.25) keeps only the last piece of the implicit field 'content': ...
     """
     if target not in TARGETS:
         raise ResponseTemplateError(f"unknown export target {target!r}; choose one of {', '.join(TARGETS)}")
@@ -542,69 +595,37 @@ def export(name_or_template: Any, target: str = "transformers") -> ExportResult:
         if unused:
             ex.notes.append(f"declared but unused extensions dropped: {', '.join(unused)}")
     _check_reference_vocabulary(ex)
+    _check_numbers(ex)
     if target in ENGINES:
         _engine_constraints(ex)
+    else:
+        _reference_implicit_pieces(ex)
     return ExportResult(target, ex.data, tuple(ex.warnings), tuple(ex.notes), source)
 
 
 # ---------------------------------------------------------------------------------- model folders
 
 
-def _indent_of(text: str) -> int | str:
-    """The indentation of a JSON file's first indented line (2 when there is none)."""
-    for line in text.splitlines()[1:]:
-        stripped = line.lstrip(" \t")
-        if stripped and len(stripped) < len(line):
-            lead = line[: len(line) - len(stripped)]
-            return len(lead) if set(lead) == {" "} else lead
-    return 2
-
-
 def update_tokenizer_config(
-    model_dir: str | os.PathLike[str], result: ExportResult | Mapping[str, Any]
+    model_dir: str | os.PathLike[str],
+    result: ExportResult | Mapping[str, Any],
+    *,
+    notes: list[str] | None = None,
 ) -> Path:
     """Set ``response_template`` in ``model_dir/tokenizer_config.json``, in place; return the file's path.
 
-    Every other key is kept, in its order (an existing ``response_template`` keeps its place; a new one
-    goes last), with the file's indentation. The file is replaced atomically (a temporary file in the same
-    folder, then ``os.replace``), so a reader never sees half a file. A folder without
-    ``tokenizer_config.json``, or one whose file is not a JSON object, raises :class:`ModelFolderError`.
+    The file is edited as text: only the value of ``response_template`` is written (an existing one is
+    replaced where it stands, a new one goes last, laid out as the file's other keys), and every other byte
+    is kept, so the other keys come back exactly as they were. Where the file has the key more than once,
+    each one gets the template. A ``tokenizer_config.json`` that is a symbolic link (the Hub cache's
+    layout) is replaced by a file of its own, the file it linked to left unchanged. The new file keeps the
+    old one's mode and, where the process may set them, its owner and group; it replaces the old one
+    atomically, and a killed export leaves no temporary file in the folder (one left in the instant it has a
+    name is removed by the next export; see docs/export.md). A folder without ``tokenizer_config.json``, a
+    broken link, or a file that is not a JSON object raises :class:`ModelFolderError`; a template holding
+    NaN or an infinity raises ``ResponseTemplateError``. When ``notes`` is a list, it receives a line for
+    each of: a link replaced, other hard links, an owner that could not be kept, several
+    ``response_template`` keys, temporary files of an interrupted export removed.
     """
-    folder = Path(model_dir)
-    path = folder / "tokenizer_config.json"
-    if not folder.is_dir():
-        raise ModelFolderError(f"{str(folder)!r} is not a folder")
-    if not path.is_file():
-        raise ModelFolderError(
-            f"{str(folder)!r} has no tokenizer_config.json: pass the folder of a model's tokenizer (the one "
-            "save_pretrained writes), or write the template to a file instead"
-        )
-    try:
-        raw = path.read_bytes()
-        text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelFolderError(f"cannot read {str(path)!r}: {exc}") from None
-    bom = text.startswith("\ufeff")
-    try:
-        config = json.loads(text.removeprefix("\ufeff"))
-    except json.JSONDecodeError as exc:
-        raise ModelFolderError(f"{str(path)!r} is not valid JSON: {exc}") from None
-    if not isinstance(config, dict):
-        raise ModelFolderError(f"{str(path)!r} does not hold a JSON object")
-    template = result.template if isinstance(result, ExportResult) else dict(result)
-    config["response_template"] = copy.deepcopy(template)
-    out = ("\ufeff" if bom else "") + json.dumps(config, indent=_indent_of(text), ensure_ascii=False) + "\n"
-    mode = path.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tokenizer_config.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(out)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return path
+    template = result.template if isinstance(result, ExportResult) else result
+    return set_response_template(model_dir, template, notes)

@@ -105,6 +105,12 @@ CONSTRAINTS: tuple[tuple[str, str, str, str], ...] = (
         "content (as vLLM)",
     ),
     (
+        "implicit field around other regions",
+        "only its last piece is kept: text before a region is lost when anything follows it (a warning)",
+        "every piece (streamed)",
+        "every piece (streamed)",
+    ),
+    (
         "content and thinking as delivered",
         "the field's parsed value",
         "the streamed region text, concatenated, unstripped",
