@@ -220,6 +220,8 @@ def test_every_key_of_every_event_type_is_emitted() -> None:
     for chunks in ([demo.output], list(token_chunks(demo.output))):
         stream(checker, demo.template, demo.prompt, chunks, tools=demo.tools)
     stream(checker, demo.template, demo.prompt, [demo.output[: len(demo.output) // 2]], truncated=True)
+    inside_a_call = demo.output[: demo.output.index("</tool_call>") - 5]  # ToolCallEnd's cut_off
+    stream(checker, demo.template, demo.prompt, [inside_a_call], truncated=True)
     for name, cls in BY_TYPE.items():
         declared = set(typing.get_type_hints(cls))
         assert checker.seen[name] == declared, (

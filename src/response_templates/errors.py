@@ -98,7 +98,14 @@ class ParseError(ResponseTemplateError):
             tells how many of its characters came from the prefix, so ``offset - prefix_length`` is the
             position in the generated text (negative when the region began in the prompt).
         prefix_length: see ``offset``.
+        cut_off: true when the end of the output closed the region before its close delimiter came (the
+            output was cut inside it, by a token limit or a stop string): what failed to parse is then
+            the start of a value, not a malformed one. A tool call cut off this way is never completed
+            (docs/wire.md, "A call cut off by the end of the output").
     """
+
+    #: See the class docstring; set by the parser on the error of a region it closed at the end.
+    cut_off: bool = False
 
     def __init__(
         self,

@@ -137,6 +137,9 @@ class ToolCallEnd(TypedDict):
     input: Any
     complete: bool
     error: NotRequired[str]
+    #: Present (True) when the output ended inside the call: ``arguments`` is then the text sent, exactly,
+    #: with nothing closed or added (the start of a JSON text, or ``""``; see ``ToolCallStreamer``).
+    cut_off: NotRequired[bool]
 
 
 ToolCallEvent = ToolCallStart | ToolCallDelta | ToolCallEnd

@@ -263,9 +263,9 @@ def test_a_region_that_fails_before_its_name_is_dropped() -> None:
     [
         (
             '{"name": "get_weather", "arguments": {"city": "Pa',
-            '{"city": "Pa"}',
+            '{"city": "Pa',
             1,
-        ),  # inside the arguments: closed
+        ),  # inside the arguments: left as written, not closed (no value is completed)
         ('{"name": "get_weather", "arguments": {"city": "Paris"}}', '{"city": "Paris"}', 2),  # no close
         ('{"name": "get_wea', None, 1),  # inside the name: never announced
     ],
@@ -280,7 +280,7 @@ def test_truncated_stream_never_completes_the_open_call(cut: str, sent: str | No
         assert len(ends) == (1 if sent is None else 2)
         if sent is not None:
             assert not ends[1]["complete"] and "cut off" in ends[1]["error"]
-            assert ends[1]["arguments"] == sent and ends[1]["input"] is None
+            assert ends[1]["arguments"] == sent and ends[1]["input"] is None and ends[1]["cut_off"]
         assert streamer.completed == 1
     # Without truncation the end of the stream closes the region, and the call completes if it parses.
     _, streamer, _ = stream_calls(HERMES, "", [output])

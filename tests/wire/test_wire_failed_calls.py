@@ -1,12 +1,15 @@
-"""Calls that fail after they were announced: what a client holds is always valid JSON (issue 12, hole 4).
+"""Calls that fail after they were announced: what a client holds is valid JSON (issue 12, hole 4), or,
+for a call the end of the output cut off, exactly what the model wrote (issue 28, item 4).
 
-An announced call whose region then fails (invalid JSON, a stream cut off by the token limit) has already
-streamed part of its arguments; the adapters end it with the text that closes them
+An announced call whose region then fails while the output goes on (invalid JSON) has already streamed
+part of its arguments; the adapters end it with the text that closes them
 (``toolstream.completion.json_completion``), or with ``{}`` when nothing was sent
-(``arguments="buffered"``, arguments sent whole). The property test feeds tool-call outputs of several
-families, truncated and corrupted at random points, in random chunks, and reads each call's arguments
-from the stream itself, the way a client concatenates them. ``unparsed`` events (``errors="keep"``)
-become content text.
+(``arguments="buffered"``, arguments sent whole). A call that the end of the output cut off is not
+closed (closing it would complete values the model never finished): it ends with the text sent, the
+start of a JSON text, marked incomplete. The property test feeds tool-call outputs of several families,
+truncated and corrupted at random points, in random chunks, and reads each call's arguments from the
+stream itself, the way a client concatenates them. ``unparsed`` events (``errors="keep"``) become
+content text (tests/wire/test_wire_cut_calls.py: except the text of a cut call that was announced).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from hypothesis_profiles import examples
 from response_templates.toolstream import ToolCallStreamer
 from response_templates.toolstream.completion import json_completion
 from response_templates.wire import run_stream
+from response_templates.wire._base import partial_input
 from toolstream_fixtures import (
     DEEPSEEK_V31,
     FAMILIES,
@@ -89,16 +93,36 @@ def stream(
     return list(run_stream(parser, adapter, chunks, finish_reason=finish_reason)), adapter
 
 
+#: What :func:`check_valid` returns for the arguments of a call the end of the output cut off.
+CUT_OFF = "<cut off>"
+
+
 def check_valid(protocol: str, chunks: list[dict], adapter: Any) -> list[Any]:
-    """Every call's streamed arguments parse, and agree with the non-streamed object."""
+    """Every call's streamed arguments parse, except those of a call the end of the output cut off (the
+    last one, marked incomplete), which are the start of a JSON text; all agree with the non-streamed
+    object."""
     texts = streamed_arguments(protocol, chunks)
-    values = [json.loads(text) for text in texts]  # the property: never a JSONDecodeError
     final = final_arguments(protocol, adapter.final())
     assert len(final) == len(texts)
+    values: list[Any] = []
+    for position, text in enumerate(texts):
+        try:
+            values.append(json.loads(text))  # the property: a JSONDecodeError only for ...
+        except ValueError:
+            # ... a call cut off by the end of the output: the last one, left as it was written
+            assert position == len(texts) - 1
+            assert any("cut off" in e or "ended inside the call" in e for e in adapter.errors)
+            json_completion(text)  # the start of a JSON text (raises otherwise)
+            values.append(CUT_OFF)
     if protocol == "anthropic":
-        assert all(isinstance(v, dict) for v in values)  # input_json_delta is an object's text
+        assert all(isinstance(v, dict) for v in values if v is not CUT_OFF)  # an object's text
+        if values and values[-1] is CUT_OFF:
+            assert final[-1] == partial_input(texts[-1])  # the members the model finished
     else:
         assert final == texts
+    if protocol == "chat" and values and values[-1] is CUT_OFF:
+        calls = adapter.final()["choices"][0]["message"]["tool_calls"]
+        assert calls[-1]["status"] == "incomplete"
     return values
 
 
@@ -121,25 +145,29 @@ def test_a_failed_call_ends_with_its_arguments_closed(protocol: str) -> None:
     if protocol == "responses":
         statuses = [i["status"] for i in adapter.final()["output"] if i["type"] == "function_call"]
         assert statuses == ["incomplete", "completed"]
+    elif protocol == "chat":  # the same mark, on the chat call (an additive key)
+        calls = adapter.final()["choices"][0]["message"]["tool_calls"]
+        assert [c.get("status") for c in calls] == ["incomplete", None]
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize(
-    ("cut", "closed"),
+    ("cut", "sent"),
     [
-        ('{"city": "Pa', {"city": "Pa"}),  # inside a string
-        ('{"city": "Paris", "days": 3', {"city": "Paris", "days": None}),  # a number is sent when complete
-        ('{"city": "Paris", "tags": ["a", ', {"city": "Paris", "tags": ["a"]}),  # an element to come
-        ('{"city": "Paris", "nested": {"k": ', {"city": "Paris", "nested": {"k": None}}),  # a value to come
-        ('{"city": "Paris", "q": "a\\', {"city": "Paris", "q": "a"}),  # a cut escape is not sent
-        ("{", {}),
+        ('{"city": "Pa', '{"city": "Pa'),  # inside a string
+        ('{"city": "Paris", "days": 3', '{"city": "Paris", "days": '),  # a number is sent when complete
+        ('{"city": "Paris", "tags": ["a", ', '{"city": "Paris", "tags": ["a"'),  # an element to come
+        ('{"city": "Paris", "nested": {"k": ', '{"city": "Paris", "nested": {"k": '),  # a value to come
+        ('{"city": "Paris", "q": "a\\', '{"city": "Paris", "q": "a'),  # a cut escape is not sent
+        ("{", "{"),
     ],
 )
-def test_a_call_cut_by_the_token_limit_ends_with_valid_json(protocol: str, cut: str, closed: Any) -> None:
+def test_a_call_cut_by_the_token_limit_ends_with_the_text_written(protocol: str, cut: str, sent: str) -> None:
     output = '<tool_call>{"name": "get_weather", "arguments": ' + cut
     for chunks in ([output], list(output)):
         out, adapter = stream(protocol, HERMES, chunks, finish_reason="length")
-        assert check_valid(protocol, out, adapter) == [closed]
+        assert check_valid(protocol, out, adapter) == [CUT_OFF]
+        assert streamed_arguments(protocol, out) == [sent]  # not closed: no value is completed
         assert adapter.tool_calls.completed == 0
 
 
@@ -193,8 +221,8 @@ def test_toolstream_closes_the_text_it_sent() -> None:
     calls = ToolCallStreamer(HERMES)
     events = calls.feed(parser.feed('<tool_call>{"name": "f", "arguments": {"q": ["a", {"b": "c'))
     with pytest.raises(rt.ParseError) as error:
-        parser.finalize()
-    events += calls.finish(error.value.events or [], truncated=True)
+        parser.feed('\x01"}]}}</tool_call>')  # the region fails, and the output goes on
+    events += calls.feed(error.value.events or [])
     deltas = [e["arguments"] for e in events if e["type"] == "tool_call_delta"]
     assert deltas[-1] == '"}]}'  # the closing delta
     end = events[-1]

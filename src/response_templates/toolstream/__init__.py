@@ -21,9 +21,10 @@ ever re-parsing the text from the start (the work per chunk is proportional to t
 The guarantee, whatever the chunking: for a call that ends complete, the ``tool_call_delta`` texts
 concatenate to its final ``arguments`` string, which :func:`json.loads` turns into exactly the typed
 arguments of the parsed message (and which equals ``dumps_arguments(arguments)`` unless the model
-repeated a key). Each delta keeps the text sent so far a prefix of valid JSON, and a call that cannot be
-completed is ended with the text that closes what was sent (:func:`json_completion`), so that what a
-client holds is always valid JSON.
+repeated a key). Each delta keeps the text sent so far a prefix of valid JSON. A call whose region fails
+while the output goes on is ended with the text that closes what was sent (:func:`json_completion`), so
+that what a client holds is valid JSON; a call that the end of the output cut off is left as it was
+sent (``cut_off``): closing it would write values the model never finished.
 
 >>> import response_templates as rt
 >>> from response_templates.toolstream import ToolCallStreamer

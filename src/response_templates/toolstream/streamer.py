@@ -70,10 +70,15 @@ class ToolCallStreamer:
       is true, ``input`` is the arguments value (typed, as in the parsed message) and ``json.loads(a)``
       equals it; otherwise the call could not be completed (its region failed to parse, the stream was
       cut off, or the model contradicted what was already sent), ``input`` is ``None`` and ``error`` says
-      why. A call that cannot be completed still ends with valid JSON: text already sent cannot be taken
-      back, so a last ``tool_call_delta`` closes it (:func:`~.completion.json_completion`: open strings,
-      arrays and objects are closed, a key waiting for its value gets ``null``), or sends ``{}`` when no
-      argument text was sent; ``arguments`` is then that closed text.
+      why. A call whose region failed while the output went on still ends with valid JSON: text already
+      sent cannot be taken back, so a last ``tool_call_delta`` closes it
+      (:func:`~.completion.json_completion`: open strings, arrays and objects are closed, a key waiting
+      for its value gets ``null``), or sends ``{}`` when no argument text was sent; ``arguments`` is then
+      that closed text. A call that the end of the output cut off (its region was still open when the
+      output ended, and the call did not complete) is not closed: nothing the model did not write is
+      added, ``arguments`` is exactly the text sent (the start of a JSON text, or ``""``), and the end
+      event has ``"cut_off": True``. (When the region still parsed, its calls not announced yet are
+      announced then and ended the same way, with their whole arguments for ``json`` content.)
 
     Where each part comes from is read from the template (:func:`tool_call_plan`): a name captured by the
     open delimiter is known at ``region_open``; a name inside ``json`` content is known as soon as its
@@ -86,7 +91,7 @@ class ToolCallStreamer:
 
     After the parser's ``finalize()``, pass its events to :meth:`finish`; with ``truncated=True`` (the
     engine stopped at its token limit) a call that only the end of the stream closed is ended with
-    ``complete: False`` rather than reported as a complete call.
+    ``complete: False`` (and ``cut_off``) rather than reported as a complete call.
     """
 
     def __init__(
@@ -112,6 +117,15 @@ class ToolCallStreamer:
                 self._plans[other.name] = tool_call_plan(other)
         #: The names of the fields whose events this streamer reads.
         self.fields: frozenset[str] = frozenset(self._plans)
+        # The fields whose regions end with a delimiter (or with their JSON value): when the end of the
+        # output closes one of those, the output was cut inside it. (A region that runs to the end of the
+        # output by design is only cut off when the engine says so, with ``truncated``.)
+        delimited: set[str] = set()
+        for name in self._plans:
+            other_spec = compiled.by_name.get(name)
+            if other_spec is not None and (other_spec.close is not None or other_spec.close_json):
+                delimited.add(name)
+        self._delimited: frozenset[str] = frozenset(delimited)
         self.plan: ToolCallPlan | None = self._plans[field]
         self._region_field = field
         self._params: dict[str, dict[str, Any]] = tool_parameters(tools)
@@ -150,7 +164,7 @@ class ToolCallStreamer:
         out: list[ToolCallEvent] = []
         for event in events:
             if event.get("field") in self.fields:
-                out.extend(self.process(event, cut_off=truncated))
+                out.extend(self.process(event, cut_off=truncated, at_end=True))
         if self._open:  # the parser always closes its regions; be safe with other event sources
             out.extend(
                 self.process(
@@ -159,13 +173,19 @@ class ToolCallStreamer:
                         "field": self._region_field,
                         "value": None,
                         "error": "the stream ended inside the region",
-                    }
+                    },
+                    at_end=True,
                 )
             )
         return out
 
-    def process(self, event: ParserEvent, *, cut_off: bool = False) -> list[ToolCallEvent]:
-        """Process one event of the tool-call field; ``cut_off``: a close caused by a truncated stream."""
+    def process(
+        self, event: ParserEvent, *, cut_off: bool = False, at_end: bool = False
+    ) -> list[ToolCallEvent]:
+        """Process one event of the tool-call field; ``cut_off``: a close caused by a truncated stream;
+        ``at_end``: the event is one of ``finalize()``'s (a region with a close delimiter that it closes
+        was open when the output ended, so a call of it that fails is one the end of the output cut off;
+        ``cut_off`` implies it)."""
         out: list[ToolCallEvent] = []
         self._out = out
         if event["type"] == "region_chunk":
@@ -176,7 +196,7 @@ class ToolCallStreamer:
             self.plan = self._plans.get(self._region_field, self._plans[self.field])
             self._on_open(event.get("captures") or {})
         elif event["type"] == "region_close":
-            self._on_close(event, cut_off)
+            self._on_close(event, cut_off, cut_off or (at_end and self._region_field in self._delimited))
         return out
 
     def stream_text(self, text: str) -> str | None:
@@ -284,9 +304,11 @@ class ToolCallStreamer:
         call.sent.append(text)
         self._out.append({"type": "tool_call_delta", "index": call.index, "arguments": text, "whole": whole})
 
-    def _end(self, call: _Call, arguments: str, value: Any = None, error: str | None = None) -> None:
+    def _end(
+        self, call: _Call, arguments: str, value: Any = None, error: str | None = None, cut_off: bool = False
+    ) -> None:
         call.ended = True
-        if error is not None:
+        if error is not None and not cut_off:
             arguments = self._close_arguments(call, arguments)
         event: ToolCallEnd = {
             "type": "tool_call_end",
@@ -301,6 +323,8 @@ class ToolCallStreamer:
             self.completed += 1
         else:
             event["error"] = error
+            if cut_off:
+                event["cut_off"] = True
             self.errors.append(f"tool call {call.index} ({call.name}): {error}")
         self._out.append(event)
 
@@ -376,19 +400,48 @@ class ToolCallStreamer:
 
     # -- closing -----------------------------------------------------------------------------------------
 
-    def _on_close(self, event: RegionClose, cut_off: bool) -> None:
+    def _end_unannounced(self, event: RegionClose, why: str) -> None:
+        """A truncated stream whose last region parsed: the calls it holds that were not announced yet
+        (sent at close, or named at close) are announced and ended incomplete, so that the call, not
+        nothing, stands for the text. Arguments of ``json`` content are sent whole (the region parsed: the
+        model finished every value of them); others (``xml-inline``, ``kv-lines``: a value the end of the
+        output cut may still have parsed), and ``"buffered"`` ones, are not sent."""
+        plan = self.plan
+        whole = plan is not None and plan.scan and not self.buffered
+        calls = self._calls
+        for position, value in enumerate(flatten_calls(event.get("value"))):
+            call = calls[position] if position < len(calls) else None
+            if call is not None and call.announced:
+                continue
+            parts = call_parts(value)
+            if parts is None:
+                continue
+            name, call_id, arguments = parts
+            call = call or self._call(position)
+            self._announce(call, name, call_id)
+            text = _wire_arguments(arguments) if whole else ""
+            if text:
+                self._send(call, text, whole=True)
+            self._end(call, text, error=why, cut_off=True)
+
+    def _on_close(self, event: RegionClose, cut_off: bool, at_end: bool) -> None:
         self._open = False
         self._scanner = None
         calls = self._calls
         if "error" in event or cut_off:
-            why = (
-                "the stream was cut off (token limit) before the call was complete"
-                if cut_off
-                else f"its region did not parse: {event.get('error')}"
-            )
+            if cut_off:
+                why = "the stream was cut off (token limit) before the call was complete"
+            elif at_end:
+                why = f"the output ended inside the call, and its region did not parse: {event.get('error')}"
+            else:
+                why = f"its region did not parse: {event.get('error')}"
+            # A call the end of the output cut off keeps the text sent as it is (at_end); one whose region
+            # failed while the output went on is closed to valid JSON.
             for started in calls:
                 if started.announced and not started.ended:
-                    self._end(started, "".join(started.sent), error=why)
+                    self._end(started, "".join(started.sent), error=why, cut_off=at_end)
+            if cut_off and "error" not in event:
+                self._end_unannounced(event, why)
             if not any(c.announced for c in calls):
                 self.errors.append(f"a {self._region_field!r} region produced no call: {why}")
             return

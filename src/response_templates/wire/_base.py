@@ -243,6 +243,11 @@ class WireAdapter:
         self._interrupted: _TextPart | None = None
         self._started = False
         self._finished = False
+        # finish() is translating finalize()'s events: a call that fails then is one the end of the output
+        # cut off; and whether the tool-call region that just closed left such a call (its kept text is
+        # then not sent again as content).
+        self._ending = False
+        self._cut_region = False
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
 
@@ -376,6 +381,7 @@ class WireAdapter:
             self._started = True
             self._on_start()
         truncated = finish_reason == "length"
+        self._ending = True
         for event in events:
             self._event(event, truncated)
         for call_event in self.tool_calls.finish((), truncated=truncated):
@@ -400,6 +406,11 @@ class WireAdapter:
 
     def _event(self, event: ParserEvent, cut_off: bool) -> None:
         if event["type"] == "unparsed":
+            if self._cut_region and event["field"] in self.tool_calls.fields:
+                # The text of a tool-call region the end of the output cut off, whose call was already
+                # sent: that call, marked incomplete, is what stands for it (sent once, not twice).
+                self._cut_region = False
+                return
             self._on_unparsed(event)
             return
         field = event.get("field")  # every parser event has one; events of other sources may not
@@ -411,7 +422,12 @@ class WireAdapter:
             if active.close():
                 self._on_text_end(active.kind, False)
         if field in self.tool_calls.fields:
-            for call_event in self.tool_calls.process(event, cut_off=cut_off):
+            ending = self._ending
+            if ending and event["type"] == "region_close":
+                self._cut_region = False
+            for call_event in self.tool_calls.process(event, cut_off=cut_off, at_end=ending):
+                if ending and call_event["type"] == "tool_call_end" and call_event.get("cut_off"):
+                    self._cut_region = True
                 self._on_call(call_event)
             return
         part = self._parts.get(field) if field is not None else None

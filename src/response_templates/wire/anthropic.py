@@ -47,8 +47,10 @@ class AnthropicMessagesAdapter(WireAdapter):
     ``text`` blocks, tool calls ``tool_use`` blocks whose input streams as ``input_json_delta``; blocks are
     numbered in order of appearance, and text before and after a tool call makes two text blocks, each
     its region's text, stripped. Every ``partial_json`` keeps the input sent so far a prefix of a JSON
-    object (the SDK parses it after each delta), and a block's ``partial_json`` texts always concatenate
-    to a JSON object, also for a call that failed (its text is closed, or ``{}``). ``stop_reason`` is
+    object (the SDK parses it after each delta), and a block's ``partial_json`` texts concatenate to a
+    JSON object, also for a call that failed while the output went on (its text is closed, or ``{}``);
+    for a call the end of the output cut off they stay the start of one, as the model wrote it, and the
+    block's ``input`` holds only the members the model finished. ``stop_reason`` is
     ``max_tokens`` for ``finish_reason="length"``, else ``tool_use`` when a tool call completed, else
     ``end_turn``.
 
@@ -179,10 +181,18 @@ class AnthropicMessagesAdapter(WireAdapter):
                 if not sent:
                     self._partial_json(index, dumps_arguments(value))
                 block["input"] = value
+            elif event.get("cut_off") and not sent and event["arguments"]:
+                # Cut off after its region parsed, its arguments sent whole (valid JSON: the model
+                # finished every value); incomplete all the same.
+                value = tool_input(json.loads(event["arguments"]))
+                self._partial_json(index, dumps_arguments(value))
+                block["input"] = value
             else:
-                # The streamer closed the text sent (its last delta); a call whose arguments were
-                # never streamed (sent whole, or held back) gets "{}": partial_json is always JSON.
-                if not sent:
+                # A call that failed while the output went on: the streamer closed the text sent (its
+                # last delta), and one whose arguments were never streamed (sent whole, or held back)
+                # gets "{}". A call the end of the output cut off keeps the text sent, unclosed: its
+                # input is what the SDK's partial parse reads from it, the members the model finished.
+                if not sent and not event.get("cut_off"):
                     sent = "{}"
                     self._partial_json(index, sent)
                 block["input"] = partial_input(sent)

@@ -106,7 +106,9 @@ class ChatCompletionsAdapter(WireAdapter):
         arguments: ``"stream"`` (default: with ``"eager"``, the arguments are sent as they are written) or
             ``"buffered"`` (the call is announced early, its arguments are sent whole once its region
             parsed). A call that fails is ended with valid JSON either way: the text sent so far, closed
-            (``"stream"``), or ``{}`` (nothing was sent). See docs/wire.md, "A call that does not parse".
+            (``"stream"``), or ``{}`` (nothing was sent); a call the end of the output cut off keeps the
+            text sent, unclosed (``""`` when nothing was sent). Either has ``"status": "incomplete"``.
+            See docs/wire.md, "A call that does not parse" and "A call cut off by the end of the output".
         include_usage: the request's ``stream_options.include_usage``. ``True``: every chunk carries
             ``"usage": null`` and the stream ends with a chunk holding the usage and no choices (``finish``
             then needs ``usage``); ``False``: no usage chunk, even when ``finish`` gets a usage (the
@@ -374,7 +376,23 @@ class ChatCompletionsAdapter(WireAdapter):
             else:
                 self._chunk({"tool_calls": [{"index": index, "function": {"arguments": text}}]})
         elif event["type"] == "tool_call_end":
-            self._calls[index]["function"]["arguments"] = "".join(self._arguments[index])
+            call = self._calls[index]
+            call["function"]["arguments"] = "".join(self._arguments[index])
+            if not event["complete"]:
+                # The protocol has no way to say so; ours, after the Responses items: "status":
+                # "incomplete" on the call, on its last fragment (which the SDK keeps on the call).
+                call["status"] = "incomplete"
+                last = self._out[-1]["choices"][0]["delta"].get("tool_calls") if self._out else None
+                if last and last[0]["index"] == index:
+                    last[0]["status"] = "incomplete"
+                else:
+                    self._chunk(
+                        {
+                            "tool_calls": [
+                                {"index": index, "function": {"arguments": ""}, "status": "incomplete"}
+                            ]
+                        }
+                    )
 
     def _reason(self, finish_reason: str) -> str:
         if finish_reason == "stop" and self.tool_calls.completed:
@@ -423,9 +441,13 @@ class ChatCompletionsAdapter(WireAdapter):
             for key in self._reasoning_keys:
                 message[key] = reasoning
         if self._calls:
-            message["tool_calls"] = [
-                {"id": c["id"], "type": "function", "function": dict(c["function"])} for c in self._calls
-            ]
+            calls = []
+            for c in self._calls:
+                call = {"id": c["id"], "type": "function", "function": dict(c["function"])}
+                if "status" in c:
+                    call["status"] = c["status"]
+                calls.append(call)
+            message["tool_calls"] = calls
         assert self.finish_reason is not None
         completion: dict[str, Any] = {
             "id": self.id,

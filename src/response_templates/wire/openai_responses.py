@@ -25,7 +25,8 @@ class ResponsesAdapter(WireAdapter):
     each item's text is its region's text, stripped. The stream starts with ``response.created`` and
     ``response.in_progress`` and ends with ``response.completed``, or ``response.incomplete`` (reason
     ``max_output_tokens``) when ``finish_reason="length"``; items that the end of a truncated stream
-    closed then have ``status: "incomplete"``.
+    closed then have ``status: "incomplete"``. A call the end of the output cut off keeps the argument
+    text sent as it is, unclosed (docs/wire.md, "A call cut off by the end of the output").
 
     Arguments as for :class:`~response_templates.wire.ChatCompletionsAdapter`, plus ``response_id``
     (default: a generated ``resp_...``) and ``response_fields``: extra keys of the response object

@@ -98,7 +98,8 @@ def run_stream(
     reason and usage the engine only knows at the end (they override ``finish_reason=`` and ``usage=``).
     A :class:`~response_templates.ParseError` from the parser (a region that does not parse) does not
     stop the stream: the events it carries are translated and the stream goes on (the adapter ends a call
-    that was already announced as incomplete, its arguments closed to valid JSON; see ``adapter.errors``).
+    that was already announced as incomplete, its arguments closed to valid JSON, or, when the end of the
+    output cut it off, left as they were sent; see ``adapter.errors``).
     With ``sse=True`` the chunks come as server-sent-event text, ending with the protocol's terminator.
     """
     driver = _Driver(parser, adapter, finish_reason, usage, sse)
