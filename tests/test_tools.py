@@ -37,6 +37,7 @@ import enum
 import functools
 import json
 import math
+import re
 import typing
 from decimal import Decimal
 from typing import Any, Literal, Optional, Union
@@ -1177,9 +1178,12 @@ def test_tool_parameters_rejects_nameless_dicts(tool: dict[str, Any], message: s
         ),
         (
             {"name": "t", "parameters": {"properties": ["x"]}},
-            "'parameters.properties' must be a dict, got list",
+            "at #/properties: 'properties' must be a dict of schemas, got a list",
         ),
-        ({"name": "t", "parameters": {"properties": {"x": "integer"}}}, "parameter 'x' must be a dict"),
+        (
+            {"name": "t", "parameters": {"properties": {"x": "integer"}}},
+            "at #/properties/x: a schema must be a dict or a boolean, got 'integer'",
+        ),
     ],
 )
 def test_tool_parameters_rejects_malformed_parameters(tool: dict[str, Any], message: str) -> None:
@@ -1588,3 +1592,380 @@ def test_error_class() -> None:
     assert str(ToolSpecError("bad", index=0)) == "tool #0: bad"
     assert str(ToolSpecError("bad", name="f")) == "tool 'f': bad"
     assert str(ToolSpecError("bad")) == "tools: bad"
+
+
+# =========================================================================================================
+# Every tool shape the wire formats carry (issue 28, item 5), and one schema check for parsing and grammars
+# (issue 28, item 10)
+
+import glob  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import response_templates as rt  # noqa: E402
+from response_templates import grammar  # noqa: E402
+from response_templates.wire import AnthropicMessagesAdapter  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+QWEN3 = rt.templates.get("qwen3")
+QWEN_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": "3"}}\n</tool_call>'
+WEATHER_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+    "required": ["city"],
+}
+
+
+def get_weather(city: str, days: int = 1) -> str:
+    """Weather in a city.
+
+    Args:
+        city: The city.
+        days: How many days.
+    """
+    return city
+
+
+def tool_shapes(schema: dict[str, Any]) -> dict[str, Any]:
+    """The same tool in each shape a request may carry it."""
+    return {
+        "chat": {"type": "function", "function": {"name": "get_weather", "parameters": schema}},
+        "responses": {"type": "function", "name": "get_weather", "parameters": schema},
+        "bare": {"name": "get_weather", "parameters": schema},
+        "anthropic": {"name": "get_weather", "description": "Weather in a city.", "input_schema": schema},
+        "anthropic custom": {"type": "custom", "name": "get_weather", "input_schema": schema},
+    }
+
+
+def _readers(tool: Any) -> dict[str, Any]:
+    """Every reader of a request's tools, each a function that reads a list of this one tool."""
+    template = QWEN3
+    return {
+        "parse_response": lambda: rt.parse_response(QWEN_CALL, QWEN3, prefix="", tools=[tool]),
+        "ResponseParser": lambda: rt.ResponseParser(template, prefix="", tools=[tool]),
+        "grammar, JSON arguments": lambda: grammar.build("qwen3", tools=[tool], tool_choice="required"),
+        "grammar, XML arguments": lambda: grammar.build("qwen3-coder", tools=[tool]),
+        "Anthropic adapter": lambda: AnthropicMessagesAdapter(template, tools=[tool]),
+    }
+
+
+def _arguments(message: dict[str, Any]) -> Any:
+    return message["tool_calls"][0]["function"]["arguments"]
+
+
+def test_every_tool_shape_types_the_arguments() -> None:
+    shapes: dict[str, Any] = {**tool_shapes(WEATHER_SCHEMA), "function": get_weather}
+    typed = {
+        label: _arguments(rt.parse_response(QWEN_CALL, QWEN3, prefix="", tools=[tool]))
+        for label, tool in shapes.items()
+    }
+    assert typed == {label: {"city": "Paris", "days": 3} for label in shapes}
+    # the parser and the tool-list reader agree, shape by shape
+    for label, tool in shapes.items():
+        assert tool_parameters([tool])["get_weather"]["days"]["type"] == "integer", label
+        parser = rt.ResponseParser(rt.templates.get("qwen3"), prefix="", tools=[tool])
+        parser.feed(QWEN_CALL)
+        assert _arguments(parser.finalize()[0]) == {"city": "Paris", "days": 3}, label
+
+
+def test_anthropic_adapter_types_the_input_by_input_schema() -> None:
+    tool = tool_shapes(WEATHER_SCHEMA)["anthropic"]
+    template = rt.templates.get("qwen3")
+    for arguments in ("stream", "buffered"):
+        parser = rt.ResponseParser(template, prefix="", tools=[tool])
+        adapter = AnthropicMessagesAdapter(template, tools=[tool], seed=1, arguments=arguments)  # type: ignore[arg-type]
+        events = adapter.feed(parser.initial_events)
+        events += adapter.feed(parser.feed("Let me look." + QWEN_CALL))
+        events += adapter.finish(parser.finalize()[1])
+        blocks = [block for block in adapter.final()["content"] if block["type"] == "tool_use"]
+        assert [block["input"] for block in blocks] == [{"city": "Paris", "days": 3}], arguments
+        sent = "".join(
+            e["delta"]["partial_json"]
+            for e in events
+            if e["type"] == "content_block_delta" and e["delta"]["type"] == "input_json_delta"
+        )
+        assert json.loads(sent) == {"city": "Paris", "days": 3}, arguments
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        {"name": "get_weather", "description": "Weather in a city."},
+        {"type": "function", "name": "get_weather", "description": "Weather in a city."},
+        {"type": "custom", "name": "get_weather"},
+        {"name": "get_weather", "input_schema": None},
+    ],
+)
+def test_a_tool_without_a_schema_key_is_refused(tool: dict[str, Any]) -> None:
+    for read in _readers(tool).values():
+        with pytest.raises(ToolSpecError) as info:
+            read()
+        assert info.value.index == 0 and info.value.name == "get_weather"
+        assert "input_schema" in str(info.value), str(info.value)
+        if "input_schema" not in tool:  # names both keys it looked for
+            assert "'parameters'" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("tool", "message"),
+    [
+        (
+            {"type": "function", "function": {"name": "get_weather", "input_schema": WEATHER_SCHEMA}},
+            "keeps its schema in 'function.parameters'",
+        ),
+        (
+            {"name": "get_weather", "parameters": WEATHER_SCHEMA, "input_schema": WEATHER_SCHEMA},
+            "both 'parameters' and 'input_schema'",
+        ),
+        ({"type": "web_search_20250305", "name": "get_weather"}, "is not a function tool"),
+        ({"name": "get_weather", "input_schema": "object"}, "'input_schema' must be a JSON-schema object"),
+    ],
+)
+def test_a_schema_under_a_key_its_shape_does_not_read_is_refused(tool: dict[str, Any], message: str) -> None:
+    with pytest.raises(ToolSpecError, match=re.escape(message)):
+        rt.parse_response(QWEN_CALL, QWEN3, prefix="", tools=[tool])
+
+
+def test_tools_without_arguments_in_the_shapes_that_allow_it() -> None:
+    assert tool_parameters(
+        [
+            {"type": "function", "function": {"name": "a"}},
+            {"type": "function", "name": "b", "parameters": None},
+            {"name": "c", "input_schema": {"type": "object"}},
+            {"name": "d", "input_schema": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+        ]
+    ) == {"a": {}, "b": {}, "c": {}, "d": {"n": {"type": "integer"}}}
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    """An object schema whose parameter nests ``depth`` objects deep."""
+    schema: dict[str, Any] = {"type": "integer"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+def _with(parameter: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": {"city": {"type": "string"}, "days": parameter}}
+
+
+#: (schema, where the fault is, what the message says)
+INVALID_SCHEMAS = {
+    "dangling $ref": (_with({"$ref": "#/$defs/days"}), "#/properties/days/$ref", "does not resolve"),
+    "$ref outside": (_with({"$ref": "days.json"}), "#/properties/days/$ref", "points outside"),
+    "$ref cycle": (
+        {**_with({"$ref": "#/$defs/a"}), "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}},
+        "#/",
+        "cycle",
+    ),
+    "type 5": (_with({"type": 5}), "#/properties/days/type", "'type' must be one of"),
+    "unknown type": (_with({"type": "int"}), "#/properties/days/type", "'type' must be one of"),
+    "not an object": ({"type": "array", "items": {"type": "string"}}, "#/type", 'must allow "object"'),
+    "bad pattern": (_with({"type": "string", "pattern": "(["}), "#/properties/days/pattern", "not a valid"),
+    "bad patternProperties": (
+        {"type": "object", "patternProperties": {"([": {"type": "string"}}},
+        "#/patternProperties",
+        "not a valid regular expression",
+    ),
+    "huge pattern": (
+        _with({"type": "string", "pattern": "a{1000000000}"}),
+        "#/properties/days/pattern",
+        "too large",
+    ),
+    "deep pattern": (
+        _with({"type": "string", "pattern": "(" * 5000 + ")" * 5000}),
+        "#/properties/days/pattern",
+        "nests its groups deeper",
+    ),
+    "NaN minimum": (_with({"type": "number", "minimum": math.nan}), "#/properties/days/minimum", "finite"),
+    "infinite maximum": (
+        _with({"type": "number", "maximum": math.inf}),
+        "#/properties/days/maximum",
+        "finite",
+    ),
+    "NaN in enum": (_with({"enum": [1, math.nan]}), "#/properties/days/enum/1", "not a JSON number"),
+    "negative maxLength": (
+        _with({"type": "string", "maxLength": -1}),
+        "#/properties/days/maxLength",
+        "non-negative",
+    ),
+    "required not names": ({**_with({"type": "integer"}), "required": [1]}, "#/required", "property names"),
+    "subschema not a schema": (_with("integer"), "#/properties/days", "must be a dict or a boolean"),
+    "anyOf empty": (_with({"anyOf": []}), "#/properties/days/anyOf", "non-empty list"),
+    "lone surrogate key": (
+        {"type": "object", "properties": {"da\ud800ys": {"type": "integer"}}},
+        "#/properties",
+        "lone surrogate",
+    ),
+    "lone surrogate text": (
+        _with({"type": "integer", "description": "x\udc00"}),
+        "#/properties/days/description",
+        "lone surrogate",
+    ),
+    "depth 500": (_nested(500), "#/properties/a/properties/a", "the schema nests deeper than"),
+    "not JSON": (
+        _with({"type": "integer", "default": {1, 2}}),
+        "#/properties/days/default",
+        "not a JSON value",
+    ),
+}
+
+
+def _refusals(schema: dict[str, Any]) -> list[Any]:
+    """The errors of every reader of a request's tools, for one tool with ``schema`` (each in the
+    Anthropic shape and in the chat shape)."""
+    found: list[Any] = []
+    for label, tool in tool_shapes(schema).items():
+        if label not in ("chat", "anthropic"):
+            continue
+        for read in _readers(tool).values():
+            with pytest.raises(tools.ToolSchemaError) as info:
+                read()
+            found.append(info.value)
+    return found
+
+
+@pytest.mark.parametrize("case", sorted(INVALID_SCHEMAS))
+def test_an_invalid_schema_is_refused_by_parsing_and_grammars_alike(case: str) -> None:
+    schema, path, message = INVALID_SCHEMAS[case]
+    refusals = _refusals(schema)
+    assert len(refusals) == 10
+    for error in refusals:
+        assert isinstance(error, errors.ResponseTemplateError)
+        assert error.index == 0 and error.name == "get_weather"
+        assert error.path is not None and error.path.startswith(path), (error.path, path)
+        assert message in error.problem, error.problem
+        assert "get_weather" in str(error) and message in str(error)
+        assert error.key in ("function.parameters", "input_schema")
+        str(error).encode("utf-8")  # printable, also for a lone surrogate in the schema
+    assert {str(error) for error in refusals[:5]} == {str(refusals[0])}  # one message, whoever reads it
+    with pytest.raises(tools.ToolSchemaError) as check:
+        tools.check_schema(schema)
+    assert check.value.path == refusals[0].path and check.value.problem == refusals[0].problem
+
+
+def test_depth_500_is_the_typed_error_not_a_recursion_error() -> None:
+    schema = _nested(500)
+    with pytest.raises(tools.ToolSchemaError) as info:
+        grammar.build("qwen3", tools=[{"name": "deep", "parameters": schema}])
+    assert len(str(info.value)) < 400  # the pointer is abridged in the message, whole in .path
+    assert info.value.path is not None and info.value.path.count("/properties/a") > 40
+    deepest = tools.MAX_SCHEMA_DEPTH // 2 - 1  # each level is a schema and a properties dict
+    fine = [{"name": "deep", "parameters": _nested(deepest)}]
+    assert grammar.build("qwen3", tools=fine, tool_choice="required").lark
+    call = (
+        '<tool_call>\n{"name": "deep", "arguments": '
+        + '{"a": ' * (deepest - 1)
+        + '"7"'
+        + "}" * deepest
+        + "\n</tool_call>"
+    )
+    value = _arguments(rt.parse_response(call, QWEN3, prefix="", tools=fine))
+    for _ in range(deepest - 1):
+        value = value["a"]
+    assert value == "7"  # nested values are not typed, top-level ones are
+    with pytest.raises(tools.ToolSchemaError):
+        tools.check_schema(_nested(deepest + 1))
+
+
+def test_a_lone_surrogate_in_a_tool_name_is_refused() -> None:
+    for tool in (
+        {"name": "get\ud800", "parameters": WEATHER_SCHEMA},
+        {"name": "get\udfff", "input_schema": WEATHER_SCHEMA},
+    ):
+        for read in _readers(tool).values():
+            with pytest.raises(ToolSpecError, match="lone surrogate") as info:
+                read()
+            str(info.value).encode("utf-8")
+
+
+#: A recursive schema (a linked list), an enum and a number through references, as Pydantic writes them.
+REFS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "days": {"$ref": "#/$defs/Days", "description": "How many days."},
+        "unit": {"anyOf": [{"$ref": "#/$defs/Unit"}, {"type": "null"}]},
+        "route": {"$ref": "#/$defs/Node"},
+    },
+    "required": ["city"],
+    "$defs": {
+        "Days": {"type": "integer", "minimum": 1},
+        "Unit": {"enum": ["C", "F"], "type": "string"},
+        "Node": {
+            "type": "object",
+            "properties": {
+                "stop": {"type": "string"},
+                "next": {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]},
+            },
+            "required": ["stop", "next"],
+        },
+    },
+}
+
+
+def test_references_are_resolved_for_typing_and_recursive_ones_are_accepted() -> None:
+    tools.check_schema(REFS_SCHEMA)
+    params = tool_parameters([{"name": "get_weather", "input_schema": REFS_SCHEMA}])["get_weather"]
+    assert params["days"] == {"type": "integer", "minimum": 1, "description": "How many days."}
+    assert params["city"] is REFS_SCHEMA["properties"]["city"]  # not copied
+    assert REFS_SCHEMA["properties"]["days"] == {"$ref": "#/$defs/Days", "description": "How many days."}
+    call = (
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": "3", "unit": "null",'
+        ' "route": "{\\"stop\\": \\"a\\", \\"next\\": null}"}}\n</tool_call>'
+    )
+    for shape in tool_shapes(REFS_SCHEMA).values():
+        arguments = _arguments(rt.parse_response(call, QWEN3, prefix="", tools=[shape]))
+        assert arguments == {"city": "Paris", "days": 3, "unit": None, "route": {"stop": "a", "next": None}}
+    # a schema that refers to itself at the top, and a self-referring option, are read without recursion
+    loop = {
+        "type": "object",
+        "properties": {"child": {"$ref": "#"}, "x": {"anyOf": [{"$ref": "#/properties/x"}]}},
+    }
+    tools.check_schema(loop)
+    assert set(tool_parameters([{"name": "t", "parameters": loop}])["t"]) == {"child", "x"}
+    assert grammar.build("qwen3", tools=[{"name": "t", "parameters": loop}]).lark
+
+
+def _valid_tools() -> list[Any]:
+    """The tools the library's tests use: the sample tools, every family sample's tools, the grammar
+    coverage tools and the tools of this file."""
+    found: list[Any] = list(json.loads((DATA / "sample_tools.json").read_text()).values())
+    for path in sorted(glob.glob(str(DATA / "family_samples" / "*.jsonl"))):
+        for line in Path(path).read_text().splitlines():
+            sample = json.loads(line)
+            found.extend((sample.get("context") or {}).get("tool_schemas") or ())
+    found.extend(grammar.COVERAGE_TOOLS)
+    found.extend([WEATHER, BARE, FLAT, NO_PARAMS, NULL_PARAMS, NO_PROPERTIES, f_scalars, get_weather])
+    found.extend(tool_shapes(REFS_SCHEMA).values())
+    return found
+
+
+def test_the_library_test_tools_pass_the_check_unchanged() -> None:
+    corpus = _valid_tools()
+    assert len(corpus) > 250
+    for tool in corpus:
+        schemas = tools.tool_schemas([tool])
+        ((name, schema),) = schemas.items()
+        tools.check_schema(schema)
+        if isinstance(tool, dict) and "function" in tool and tool["function"].get("parameters") is not None:
+            assert schema is tool["function"]["parameters"], name  # the caller's own object
+    # and every distinct tool builds a grammar (JSON and XML arguments)
+    distinct = {name: tool for tool in corpus for name in tools.tool_schemas([tool])}
+    assert grammar.build("qwen3", tools=list(distinct.values()), tool_choice="required").lark
+    assert grammar.build("qwen3-coder", tools=list(distinct.values())).lark
+
+
+def test_the_schema_error_class() -> None:
+    assert issubclass(tools.ToolSchemaError, ToolSpecError) and rt.ToolSchemaError is tools.ToolSchemaError
+    error = tools.ToolSchemaError("bad", path="#/properties/a", index=2, name="f", key="input_schema")
+    assert str(error) == "tool #2 'f': invalid schema in 'input_schema' at #/properties/a: bad"
+    assert (error.path, error.problem, error.key) == ("#/properties/a", "bad", "input_schema")
+    import pickle
+
+    copied = pickle.loads(pickle.dumps(error))
+    assert (type(copied), str(copied), copied.path, copied.name) == (
+        tools.ToolSchemaError,
+        str(error),
+        error.path,
+        "f",
+    )

@@ -59,7 +59,7 @@ from .language import FieldSpec, ResponseTemplate, load_template
 from .lint import lint
 from .matching import RegexBudget
 from .parser import ParsedMessage, ResponseParser
-from .tools import ToolSpecError
+from .tools import ToolSchemaError, ToolSpecError
 from .whole import parse_response
 
 __version__ = "0.1.0"
@@ -79,6 +79,7 @@ __all__ = [
     "ResponseTemplate",
     "ResponseTemplateError",
     "TemplateError",
+    "ToolSchemaError",
     "ToolSpecError",
     "__version__",
     "batch",

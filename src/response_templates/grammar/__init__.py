@@ -121,7 +121,8 @@ def build(
 
     Args:
         template: a response template (compiled or as data), a library family name or a model id.
-        tools: the request's tools (JSON-schema dicts, or typed Python functions).
+        tools: the request's tools (JSON-schema dicts in any shape the wire formats carry, or typed
+            Python functions), read and checked as the parser reads them.
         tool_choice: ``"auto"`` (calls allowed), ``"required"`` (at least one call, first thing after the
             reasoning), ``"none"`` (no call syntax at all), a tool name or
             ``{"type": "function", "function": {"name": ...}}`` (only that tool, at least once).
@@ -136,6 +137,9 @@ def build(
     Raises:
         GrammarError: the template's call syntax (or the request) cannot be written as a grammar; the
             message names the field and key.
+        ToolSchemaError: a tool's schema is refused (the tool, where in its schema, what is wrong), as
+            the parser refuses it; see :func:`response_templates.tools.check_schema`.
+        ToolSpecError: a tool cannot be read (no name, no schema key, ...).
     """
     compiled, family = _resolve(template)
     tool_list = read_tools(tools)

@@ -4,7 +4,6 @@ be written as a grammar."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +12,7 @@ import regex
 
 from ..errors import ResponseTemplateError
 from ..language import FieldSpec
-from ..tools import callable_to_schema, tool_parameters
+from ..tools import has_refs, relocate_refs, resolved_properties, schema_pointer, tool_schemas
 from .nodes import WS, Alt, Json, Lit, Node, Pattern, Tag, Text, optional, seq
 from .spelling import (
     OPTIONAL,
@@ -73,8 +72,9 @@ class Tool:
 
     @property
     def properties(self) -> dict[str, Any]:
-        props = self.parameters.get("properties")
-        return dict(props) if isinstance(props, Mapping) else {}
+        """The parameters' schemas, their references resolved as typing resolves them (the parser reads a
+        ``$ref`` parameter by the schema it refers to, so the grammar writes it by that schema too)."""
+        return dict(resolved_properties(dict(self.parameters)))
 
     @property
     def required(self) -> list[str]:
@@ -83,27 +83,9 @@ class Tool:
 
 
 def read_tools(tools: Sequence[Mapping[str, Any] | Callable[..., Any]] | None) -> list[Tool]:
-    """The request's tools (JSON-schema dicts or typed Python functions), checked as the parser checks them."""
-    tool_parameters(tools)  # raises ToolSpecError on a malformed list
-    out: list[Tool] = []
-    seen: set[str] = set()
-    for tool in tools or ():
-        if isinstance(tool, Mapping):
-            spec = tool.get("function", tool)
-            assert isinstance(spec, Mapping)
-            name = str(spec["name"])
-            parameters = spec.get("parameters")
-        else:
-            assert inspect.isfunction(tool) or inspect.ismethod(tool)
-            function = callable_to_schema(tool)["function"]
-            name, parameters = function["name"], function["parameters"]
-        if name in seen:
-            continue
-        seen.add(name)
-        if not isinstance(parameters, Mapping):
-            parameters = {"type": "object", "properties": {}}
-        out.append(Tool(name, dict(parameters)))
-    return out
+    """The request's tools (any shape the wire formats carry, or typed Python functions), read and checked
+    as the parser reads them (:func:`~response_templates.tools.tool_schemas`)."""
+    return [Tool(name, dict(schema)) for name, schema in tool_schemas(tools).items()]
 
 
 # ------------------------------------------------------------------------------------------ spelling
@@ -254,8 +236,26 @@ def make_tag(open_nodes: Sequence[Node], content: Node, close_nodes: Sequence[No
     return Tag("".join(begin), seq(*rest, content, *before), "".join(end))
 
 
-def json_value(schema: Any) -> Node:
-    return Json(dict(schema) if isinstance(schema, Mapping) else {})
+#: Where a standalone parameter schema keeps a copy of its tool's schema, for the references into it.
+_TOOL_SCHEMA_DEF = "tool_schema"
+
+
+def json_value(schema: Any, tool: Tool | None = None) -> Node:
+    """A JSON value valid for ``schema``: the tool's whole parameter schema, or (with ``tool``) one of its
+    parameters' schemas standing alone, which then carries the tool's schema along when it refers into it
+    with ``$ref``."""
+    if not isinstance(schema, Mapping):
+        return Json({})
+    if tool is None or schema is tool.parameters or not has_refs(schema):
+        return Json(dict(schema))
+    at = f"/$defs/{_TOOL_SCHEMA_DEF}"
+    alone = dict(relocate_refs(dict(schema), at))
+    defs = alone.get("$defs")
+    alone["$defs"] = {
+        **(defs if isinstance(defs, Mapping) else {}),
+        _TOOL_SCHEMA_DEF: relocate_refs(dict(tool.parameters), at),
+    }
+    return Json(alone)
 
 
 def xml_arguments(field: FieldSpec, tool: Tool) -> Node:
@@ -309,7 +309,7 @@ def xml_arguments(field: FieldSpec, tool: Tool) -> Node:
                 *(_exact_space(slot) for slot in space_after),
             )
         else:
-            value = Text() if string else seq(WS, json_value(schema), WS)
+            value = Text() if string else seq(WS, json_value(schema, tool), WS)
         open_nodes = spelled_nodes(before, fill, field, "content_args")
         close_nodes = spelled_nodes(after, fill, field, "content_args")
         items.append((name, make_tag(open_nodes, value, close_nodes)))
@@ -349,7 +349,7 @@ _PY_ESCAPE = r"\\([\"'\\/bfnrt]|u([0-9a-cA-Ce-fE-F][0-9a-fA-F]{3}|[dD][0-7][0-9a
 PY_STRING = f"\"([^\"\\\\\\n\\r]|{_PY_ESCAPE})*\"|'([^'\\\\\\n\\r]|{_PY_ESCAPE})*'"
 
 
-def _python_value(schema: Any) -> Node:
+def _python_value(schema: Any, tool: Tool) -> Node:
     """One keyword argument's value: Python literals for scalars (``True``/``true``, ``None``/``null``,
     either quote for strings), JSON (valid Python too) for the rest."""
     kinds = _schema_kinds(schema)
@@ -364,7 +364,7 @@ def _python_value(schema: Any) -> Node:
         and "const" not in schema
     ):
         return Pattern(PY_STRING, example="'Paris'")
-    return json_value(schema)
+    return json_value(schema, tool)
 
 
 #: The names a Python call list can hold (dotted and hyphenated names included).
@@ -372,15 +372,25 @@ PY_NAME = regex.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
 
 
 def python_arguments(tool: Tool) -> Node:
-    items = [(name, seq(Lit(f"{name}="), _python_value(schema))) for name, schema in tool.properties.items()]
+    items = [
+        (name, seq(Lit(f"{name}="), _python_value(schema, tool))) for name, schema in tool.properties.items()
+    ]
     return _ordered_params(tool, items, Lit(", "))
 
 
-def call_object_schema(tool: Tool, keys: Mapping[str, str], item_transform: bool) -> dict[str, Any]:
+def call_object_schema(
+    tool: Tool, keys: Mapping[str, str], item_transform: bool, at: str = ""
+) -> dict[str, Any]:
+    """The JSON schema of one whole call object to ``tool``; ``at`` is the JSON pointer where it will sit in
+    the grammar's schema, so that the references of the tool's schema still resolve there."""
+
+    def parameters(key: str) -> dict[str, Any]:
+        return relocate_refs(dict(tool.parameters), f"{at}/properties/{schema_pointer((key,))[2:]}")
+
     if item_transform:
         return {
             "type": "object",
-            "properties": {tool.name: dict(tool.parameters)},
+            "properties": {tool.name: parameters(tool.name)},
             "required": [tool.name],
             "additionalProperties": False,
         }
@@ -394,7 +404,7 @@ def call_object_schema(tool: Tool, keys: Mapping[str, str], item_transform: bool
             if role == "id"
             else {"const": tool.name}
             if role == "name"
-            else dict(tool.parameters)
+            else parameters(key)
         )
         required.append(key)
     if "id?" in keys:  # an id the transform reads when present (``{id?}``): optional, after the call

@@ -266,7 +266,11 @@ def call_syntax(
             body = Calls(tags=calls, separator="\n", at_least_one=True, stop_after_first=not parallel)
         elif parser == "json":
             keys = _item_keys(field, plan)
-            items = [call_object_schema(t, keys, field.item_transform) for t in tools]
+            at = ["/items"] if len(tools) == 1 else [f"/items/anyOf/{i}" for i in range(len(tools))]
+            items = [
+                call_object_schema(t, keys, field.item_transform, where)
+                for t, where in zip(tools, at, strict=True)
+            ]
             schema: dict[str, Any] = {
                 "type": "array",
                 "items": items[0] if len(items) == 1 else {"anyOf": items},
