@@ -944,9 +944,11 @@ class TestSection6ContentParsers:
         }
 
     def test_kv_lines_defaults(self) -> None:
-        """kv-lines: split at the first kv_sep, strip, skip blank lines and lines without the separator."""
-        body = "\nname: foo: bar\n\nno separator\n  n : 2 \n"
+        """kv-lines: split at the first kv_sep, strip, skip blank lines; a line without the separator fails."""
+        body = "\nname: foo: bar\n\n \t\n  n : 2 \n"
         assert region("kv-lines", body) == {"name": "foo: bar", "n": "2"}
+        with pytest.raises(rt.ParseError):
+            region("kv-lines", "name: foo\nno separator\n")
 
     def test_kv_lines_args(self) -> None:
         """kv-lines line_sep, kv_sep, strip=false and value_parser."""

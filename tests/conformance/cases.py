@@ -594,6 +594,24 @@ case(
         }
     ),
     "<v>nothing tagged</v>rest",
+    difference="xml-inline-unread-text",
+    expected=Raises("ParseError"),
+    notes="the reference drops 'nothing tagged' without a trace",
+)
+case(
+    "content/xml-inline-only-whitespace",
+    tpl(
+        {
+            "v": {
+                "open": "<v>",
+                "close": "</v>",
+                "content": "xml-inline",
+                "content_args": {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>"},
+            },
+            "content": {},
+        }
+    ),
+    "<v> \n\t</v>rest",
 )
 case(
     "content/xml-inline-multiline-values",
@@ -604,8 +622,14 @@ case(
     "<v><arg_key>text</arg_key>\n<arg_value>line1\nline2</arg_value></v>",
 )
 case("content/kv-lines-basic", one("kv-lines"), "<v>\nname: Ada\nlang: en\n</v>")
+case("content/kv-lines-skips-blank", one("kv-lines"), "<v>a: 1\n\n \t\n  b :  2  \n</v>")
 case(
-    "content/kv-lines-skips-blank-and-bad", one("kv-lines"), "<v>a: 1\n\nno separator here\n  b :  2  \n</v>"
+    "content/kv-lines-line-without-separator",
+    one("kv-lines"),
+    "<v>a: 1\n\nno separator here\n  b :  2  \n</v>",
+    difference="kv-lines-unread-line",
+    expected=Raises("ParseError"),
+    notes="the reference drops 'no separator here' without a trace",
 )
 case("content/kv-lines-split-first-sep", one("kv-lines"), "<v>url: http://x.y/z\n</v>")
 case(
@@ -3867,15 +3891,8 @@ case(
     "sample/deepseek-v3-2-dsml-5",
     SAMPLE_TEMPLATES["deepseek-v3.2-dsml"],
     'I\'ll help you with information about San Francisco and get its favorite tourist spot for you.\n\n        <｜DSML｜function_calls>\n            <｜DSML｜invoke name="get_favorite_tourist_spot">\n            {\n                "city": "San Francisco"\n            }\n        </｜DSML｜invoke>\n            <｜DSML｜invoke name="search">\n            {\n                "query": "WebNav benchmark",\n                "topn": 10,\n                "source": "web"\n            }\n        </｜DSML｜invoke>\n        </｜DSML｜function_calls>\n        ',
-    difference="implicit-concat",
-    expected={
-        "role": "assistant",
-        "tool_calls": [
-            {"type": "function", "function": {"name": "get_favorite_tourist_spot", "arguments": {}}},
-            {"type": "function", "function": {"name": "search", "arguments": {}}},
-        ],
-        "content": "I'll help you with information about San Francisco and get its favorite tourist spot for you.",
-    },
+    difference="xml-inline-unread-text",
+    expected=Raises("ParseError"),  # the JSON arguments inside each invoke are no <parameter> tags
     notes="model_output_samples.jsonl line 894 (deepseek-v3.2-dsml)",
 )
 case(
@@ -4888,9 +4905,7 @@ case(
     "<v><a> 1 </a></v>",
 )
 _FLAG = r"<(?P<key>\w+)/>"
-case(
-    "args/xml-inline-flag-tags", one("xml-inline", {"tag_pattern": _FLAG}), "<v><urgent/> text <silent/></v>"
-)
+case("args/xml-inline-flag-tags", one("xml-inline", {"tag_pattern": _FLAG}), "<v><urgent/> \n <silent/></v>")
 case(
     "args/xml-inline-flag-tags-text-value-parser",
     one("xml-inline", {"tag_pattern": _FLAG, "value_parser": {"name": "text"}}),
@@ -4912,7 +4927,14 @@ case(
     one("xml-inline", {"tag_pattern": r"<(?P<key>\w+)(?:/>|>.*?</(?P=key)>)"}),
     "<v><a/><b>ignored</b></v>",
 )
-case("args/xml-inline-flag-tags-none", one("xml-inline", {"tag_pattern": _FLAG}), "<v>no tags</v>")
+case("args/xml-inline-flag-tags-none", one("xml-inline", {"tag_pattern": _FLAG}), "<v>\n</v>")
+case(
+    "args/xml-inline-flag-tags-words",
+    one("xml-inline", {"tag_pattern": _FLAG}),
+    "<v><urgent/> text <silent/></v>",
+    difference="xml-inline-unread-text",
+    expected=Raises("ParseError"),
+)
 
 # ---------------------------------------------------------------------------------------------
 # Disagreements with the reference that docs/spec.md does not list as intended differences. Each one

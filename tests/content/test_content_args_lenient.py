@@ -127,17 +127,25 @@ def test_json_strip_false_applies_to_the_allow_non_json_fallback() -> None:
 @pytest.mark.parametrize(
     ("args", "text"),
     [
-        ({"tag_pattern": FLAG}, "<urgent/> text <silent/>"),
+        ({"tag_pattern": FLAG}, "<urgent/> \n <silent/>"),
         ({"tag_pattern": FLAG, "value_parser": {"name": "text"}}, "<a/>"),
         ({"tag_pattern": FLAG, "merge_duplicates": True}, "<a/><b/><a/>"),
         ({"tag_pattern": r"<(?P<key>\w+)(?:/>|>.*?</(?P=key)>)"}, "<a/><b>ignored</b>"),
-        ({"tag_pattern": FLAG}, "no tags"),
+        ({"tag_pattern": FLAG}, " \n "),
     ],
 )
 def test_flag_tags_match_the_reference(args: dict[str, Any], text: str) -> None:
     assert parse_content(text, "xml-inline", args) == ref_parsers.parse_content(
         text, "xml-inline", dict(args)
     )
+
+
+@pytest.mark.parametrize("text", ["<urgent/> text <silent/>", "no tags"])
+def test_diff_flag_tags_refuse_text_outside_every_tag(text: str) -> None:
+    # xml-inline-unread-text (docs/differences.md): the reference drops the words without a trace.
+    with pytest.raises(rt.ContentError, match="outside every tag"):
+        parse_content(text, "xml-inline", {"tag_pattern": FLAG})
+    assert "text" not in str(ref_parsers.parse_content(text, "xml-inline", {"tag_pattern": FLAG}))
 
 
 def test_flag_tags_give_the_empty_string() -> None:

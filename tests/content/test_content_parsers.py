@@ -579,7 +579,9 @@ def test_xml_inline_backreference_pattern() -> None:
 def test_xml_inline_dotall_and_no_matches() -> None:
     args = {"tag_pattern": TAG}
     assert parse_content("<a>x\ny</a>", "xml-inline", args) == {"a": "x\ny"}
-    assert parse_content("no tags here", "xml-inline", args) == {}
+    assert parse_content(" \n\t", "xml-inline", args) == {}
+    with pytest.raises(ContentError, match="outside every tag"):  # xml-inline-unread-text
+        parse_content("no tags here", "xml-inline", args)
 
 
 def test_xml_inline_duplicates_overwrite_by_default() -> None:
@@ -648,8 +650,12 @@ def test_nested_xml_inline_value_parser() -> None:
 
 
 def test_kv_lines_basic() -> None:
-    text = "name: Ada\n\n  lang :  python  \nno separator here\n"
+    text = "name: Ada\n\n  lang :  python  \n \t\n"
     assert parse_content(text, "kv-lines", {}) == {"name": "Ada", "lang": "python"}
+    with pytest.raises(
+        ContentError, match="line 3 'no separator here' has no separator"
+    ):  # kv-lines-unread-line
+        parse_content("name: Ada\n\nno separator here\n", "kv-lines", {})
 
 
 def test_kv_lines_splits_at_first_separator() -> None:
@@ -657,7 +663,7 @@ def test_kv_lines_splits_at_first_separator() -> None:
 
 
 def test_kv_lines_custom_separators_and_no_strip() -> None:
-    assert parse_content("a=1;b = 2;;c", "kv-lines", {"line_sep": ";", "kv_sep": "="}) == {"a": "1", "b": "2"}
+    assert parse_content("a=1;b = 2;;", "kv-lines", {"line_sep": ";", "kv_sep": "="}) == {"a": "1", "b": "2"}
     assert parse_content(" a = 1 \n", "kv-lines", {"kv_sep": "=", "strip": False}) == {" a ": " 1 "}
 
 
@@ -754,7 +760,7 @@ DIFFERENTIAL_CASES: list[tuple[str, dict, str]] = [
     ("xml-inline", {"tag_pattern": TAG, "merge_duplicates": True},
      "<a>1</a><b>x</b><a>2</a><a>3</a>"),
     ("xml-inline", {"tag_pattern": TAG}, "<a>1</a><a>2</a>"),
-    ("xml-inline", {"tag_pattern": TAG}, "nothing"),
+    ("xml-inline", {"tag_pattern": TAG}, " \n "),
     ("xml-inline", {"tag_pattern": TAG, "value_parser": {"name": "int"}},
      "<a> 1 </a><b>2</b>"),
     ("xml-inline", {"tag_pattern": TAG, "value_parser": {"name": "int"}},
@@ -763,9 +769,9 @@ DIFFERENTIAL_CASES: list[tuple[str, dict, str]] = [
                     "value_parser": {"name": "kv-lines"}}, "<a>x: 1\ny: 2</a>"),
     # kv-lines
     ("kv-lines", {}, "a: 1\nb: 2"),
-    ("kv-lines", {}, "name: Ada\n\n  lang :  python  \nno separator here\n"),
+    ("kv-lines", {}, "name: Ada\n\n  lang :  python  \n \n"),
     ("kv-lines", {}, "url: http://x:80/"),
-    ("kv-lines", {"line_sep": ";", "kv_sep": "="}, "a=1;b = 2;;c"),
+    ("kv-lines", {"line_sep": ";", "kv_sep": "="}, "a=1;b = 2;; ;c=3"),
     ("kv-lines", {"kv_sep": "=", "strip": False}, " a = 1 \n"),
     ("kv-lines", {"value_parser": {"name": "int"}}, "a: 1\nb: 2"),
     ("kv-lines", {"value_parser": {"name": "json", "args": {"allow_non_json": True}}}, "a: [1]\nb: text"),

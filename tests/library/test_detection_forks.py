@@ -251,7 +251,8 @@ def test_forks_that_keep_every_line_are_detected_with_confidence(name: str, kind
         # At least 0.25: the lowest are families with a close relative one marker away.
         assert best.confidence >= 0.25 and best.score == 1.0, best
         if owner.has_template and i == 0:
-            assert rt.templates.detect(text) is owner.template()
+            # The same compiled template; the family it names may be another alias of the format.
+            assert rt.templates.detect(text).fields is owner.template().fields
 
 
 def test_deleting_lines_rarely_loses_the_family_and_rarely_names_a_wrong_one() -> None:

@@ -1,8 +1,10 @@
 """The ``kv-lines`` content parser: ``key: value`` lines become an object.
 
 >>> from response_templates.content import parse_content
->>> parse_content("city: Paris\\nno separator\\n days : 3", "kv-lines")
+>>> parse_content("city: Paris\\n\\n days : 3", "kv-lines")
 {'city': 'Paris', 'days': '3'}
+
+Blank lines are skipped; any other line without ``kv_sep`` is a ContentError (its text would be lost).
 """
 
 from __future__ import annotations
@@ -10,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._args import bool_arg, check_args, ensure_valid, parse_value, separator_arg, validate_value_parser
+from ..errors import ContentError
+from ._args import (
+    bool_arg,
+    check_args,
+    ensure_valid,
+    parse_value,
+    separator_arg,
+    show,
+    validate_value_parser,
+)
 from .registry import ContentArgs, ContentParser
 
 __all__ = ["KV_LINES"]
@@ -34,10 +45,15 @@ def _parse_kv_lines(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     kv_sep: str = args["kv_sep"]
     strip: bool = args["strip"]
     out: dict[str, Any] = {}
-    for line in text.split(args["line_sep"]):
+    for number, line in enumerate(text.split(args["line_sep"]), start=1):
         if strip:
             line = line.strip()
-        if not line or kv_sep not in line:
+        if kv_sep not in line:
+            if line.strip():
+                raise ContentError(
+                    f"kv-lines: line {number} {show(line)} has no separator {kv_sep!r}; a line that is "
+                    f"not blank must read key{kv_sep}value (its text would be lost otherwise)"
+                )
             continue
         key, value = line.split(kv_sep, 1)
         if strip:

@@ -268,17 +268,45 @@ def _escape_raw_line_breaks(text: str) -> str:
     return "".join(out)
 
 
+def _comment_at(text: str) -> int:
+    """The offset of the first ``#`` outside string literals (a Python comment), or -1."""
+    i, n = 0, len(text)
+    while i < n:
+        hash_at = text.find("#", i)
+        if hash_at < 0:
+            return -1
+        quote = _QUOTE.search(text, i, hash_at)
+        if quote is None:
+            return hash_at
+        i = _string_end(text, quote.start())
+    return -1
+
+
+_QUOTE = re.compile(r"['\"]")
+
+
 def _py_parse(text: str) -> tuple[ast.expr, dict[str, str]]:
-    """The expression of ``text`` and the placeholders that stand for names Python cannot parse."""
+    """The expression of ``text`` and the placeholders that stand for names Python cannot parse.
+
+    A comment is an error: Python's parser skips it, so its text would be lost without a trace.
+    """
     renamed, names = _rename(text)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # an invalid escape such as '\s' keeps its backslash
-            return ast.parse(renamed, mode="eval").body, names
+            tree = ast.parse(renamed, mode="eval").body
     except (SyntaxError, ValueError, MemoryError) as exc:  # ValueError: NUL bytes, huge int literals
         raise ContentError(f"python-calls: not a Python call expression: {exc}") from None
     except RecursionError:
         raise ContentError("python-calls: the text is nested too deeply") from None
+    comment = _comment_at(text)
+    if comment >= 0:
+        end = text.find("\n", comment)
+        raise ContentError(
+            f"python-calls: the comment {show(text[comment : end if end >= 0 else len(text)].rstrip())} at "
+            f"offset {comment} is not part of any call (its text would be lost)"
+        )
+    return tree, names
 
 
 def _validate_python_calls(args: Any, field: str | None) -> dict[str, Any]:

@@ -50,6 +50,7 @@ MAX_XML_DEPTH: int = 100
 """Deepest element nesting of an ``xml-inline`` argument with ``nested`` (its own tag is level 1)."""
 
 _XML_NAME = regex.compile(r"[A-Za-z_][^\s<>/\"'=]*")
+_NON_SPACE = regex.compile(r"\S")
 
 
 def _timeout() -> float:
@@ -298,6 +299,29 @@ def _xml_store(out: dict[str, Any], merged: set[str], key: str, value: Any, merg
         out[key] = value
 
 
+def _check_unconsumed(text: str, start: int, end: int, args: Mapping[str, Any]) -> None:
+    """ContentError if ``text[start:end]``, which no tag consumed, holds anything but whitespace.
+
+    Such text is what the model wrote outside every tag ``tag_pattern`` reads (stray words, a tag that
+    is malformed or never closed): dropping it would lose it without a trace.
+    """
+    found = _NON_SPACE.search(text, start, end)
+    if found is None:
+        return
+    at = found.start()
+    stop = end
+    # Show the stray text itself, up to the next tag or line end.
+    for mark in ("<", "\n"):
+        cut = text.find(mark, at + 1, end)
+        if cut >= 0:
+            stop = min(stop, cut)
+    raise ContentError(
+        f"xml-inline: the text {show(text[at:stop].rstrip())} at character {at} is outside every tag that "
+        f"tag_pattern {args['tag_pattern']!r} matches (a malformed or unclosed tag, or stray text); "
+        "it would be lost"
+    )
+
+
 def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     args = ensure_valid(args, _validate_xml_inline)
     if args["nested"] is not None:
@@ -305,7 +329,10 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     merge: bool = args["merge_duplicates"]
     out: dict[str, Any] = {}
     merged: set[str] = set()  # keys whose value is a list built by merge_duplicates
+    consumed = 0  # text[:consumed] is tags or whitespace
     for match in _xml_matches(args["_tag_re"], text, args):
+        _check_unconsumed(text, consumed, match.start(), args)
+        consumed = max(consumed, match.end())
         key = _xml_key(match, args)
         raw_value = _xml_raw(match)
         # A value group that took no part in the match (e.g. a self-closing tag) gives None.
@@ -314,6 +341,7 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
         else:
             value = _xml_leaf(raw_value, args, _xml_chosen(match, args), f"xml-inline value of {key!r}")
         _xml_store(out, merged, key, value, merge)
+    _check_unconsumed(text, consumed, len(text), args)
     return out
 
 
@@ -421,7 +449,10 @@ def _parse_xml_nested(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     leaf_spec = args["nested"]["leaf_parser"]
     out: dict[str, Any] = {}
     merged: set[str] = set()
+    consumed = 0
     for element in _xml_scan(text, scanner, MAX_XML_DEPTH, "xml-inline").children or ():
+        _check_unconsumed(text, consumed, element.start, args)
+        consumed = element.end
         span = text[element.start : element.end]
         try:
             match = tag_re.fullmatch(span, timeout=_timeout())
@@ -446,6 +477,7 @@ def _parse_xml_nested(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
             else:  # no child elements, or text mixed with them: the flat rules, on the whole text
                 value = _xml_leaf(raw_value, args, chosen, where)
         _xml_store(out, merged, key, value, args["merge_duplicates"])
+    _check_unconsumed(text, consumed, len(text), args)
     return out
 
 
