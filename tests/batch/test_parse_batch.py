@@ -43,7 +43,9 @@ def test_results_in_input_order_with_ids() -> None:
         ({"id": "x", "prompt": PROMPT, "output": None}, "output", "is null"),
         ({"id": "x", "prompt": PROMPT, "output": 42}, "output", "must be a string, got int"),
         ({"id": "x", "prompt": 7, "output": GOOD}, "prompt", "must be a string"),
-        ({"id": "x", "prompt": PROMPT, "output": GOOD, "tools": "w"}, "tools", "must be a list"),
+        ({"id": "x", "prompt": PROMPT, "output": GOOD, "tools": 5}, "tools", "must be a list"),
+        ({"id": "x", "prompt": PROMPT, "output": GOOD, "tools": "w"}, "tools", "not JSON text of a list"),
+        ({"id": "x", "prompt": PROMPT, "output": GOOD, "tools": '{"a": 1}'}, "tools", "JSON text of a dict"),
         ({"id": "x", "output": GOOD}, "prompt", 'prefix=""'),
         (3.5, None, "must be a string, a mapping"),
     ],
@@ -198,3 +200,31 @@ def test_results_and_errors_pickle_unchanged() -> None:
     error = rt.TemplateError("bad", field="f", key="open")
     copy = pickle.loads(pickle.dumps(error))
     assert str(copy) == str(error) and (copy.field, copy.key) == ("f", "open")
+
+
+def test_a_record_without_a_template_says_which_key_was_looked_for() -> None:
+    # The record has a 'model' key, but fields= does not name it: say so, and how to name it.
+    (result,) = rt.parse_batch([{"model": "qwen3", "prompt": "", "output": "hi"}])
+    message = str(result.error)
+    assert isinstance(result.error, RecordError) and result.error.key == "model"
+    assert "the record has a 'model' key" in message and "fields={'model': 'model'}" in message
+    assert "(from a function)" not in message
+    # fields= names a key the record lacks: which key, and how to name another one.
+    (result,) = rt.parse_batch(
+        [{"model": "qwen3", "prompt": "", "output": "hi"}], fields={"model": "model_id"}
+    )
+    message = str(result.error)
+    assert "the record has no 'model_id' key" in message and "fields={'model': KEY} names another" in message
+    (result,) = rt.parse_batch(
+        [{"model_id": "qwen3", "prompt": "", "output": "hi"}], fields={"model": "model_id"}
+    )
+    assert result.ok and result.message == {"role": "assistant", "content": "hi"}
+
+
+def test_tools_given_as_json_text_are_decoded() -> None:
+    import json
+
+    records = [good(0, tools=json.dumps(TOOLS)), good(1, tools=TOOLS), good(2, tools="null")]
+    a, b, c = rt.parse_batch(records, model="qwen3", tools=None)
+    assert a.message == b.message and a.message["tool_calls"][0]["function"]["arguments"] == {"days": 3}
+    assert c.message["tool_calls"][0]["function"]["arguments"] == {"days": "3"}  # null: the default (none)

@@ -31,7 +31,7 @@ from ..errors import ResponseTemplateError
 from ..language import ResponseTemplate
 from ..matching import RegexBudget
 from .columns import ColumnParser
-from .pool import chunked, cpu_count, ordered_map
+from .pool import WorkerDiedError, chunked, cpu_count, ordered_map
 from .records import (
     DEFAULT_FIELDS,
     BatchResult,
@@ -50,6 +50,7 @@ __all__ = [
     "ColumnParser",
     "FieldSpec",
     "RecordError",
+    "WorkerDiedError",
     "error_dict",
     "parse_batch",
 ]
@@ -112,7 +113,9 @@ def parse_batch(
             ``workers=1``), at most two chunks per worker ahead of the results, so memory stays bounded;
             field functions, the template and tools must then pickle (they do not have to on Linux, which
             forks the workers). Each worker sends its results back in a compact form (plain dicts and
-            tuples) that the main process turns back into :class:`BatchResult` objects.
+            tuples) that the main process turns back into :class:`BatchResult` objects. A worker that
+            dies (killed, out of memory) raises :class:`WorkerDiedError` after the results before it;
+            the workers end with the calling process, and when the iteration stops early.
 
     A bad ``template``, ``model``, ``fields`` or policy raises :class:`~response_templates.ResponseTemplateError`
     here, before any record is read.

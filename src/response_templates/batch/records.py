@@ -219,7 +219,11 @@ class RecordParser:
         try:
             if isinstance(record, (str, bytes, bytearray)):
                 output: Any = record
-                prompt, tools, template = self._default_prompt(), self._default_tools(), self._template(None)
+                prompt, tools, template = (
+                    self._default_prompt(),
+                    self._default_tools(),
+                    self._template(None, record),
+                )
             elif self._keys is not None and type(record) is dict:
                 output_key, prompt_key, tools_key, id_key, model_key = self._keys
                 get = record.get
@@ -232,6 +236,7 @@ class RecordParser:
                     _MISSING if prompt_key is None else get(prompt_key, _MISSING),
                     _MISSING if tools_key is None else get(tools_key, _MISSING),
                     _MISSING if model_key is None else get(model_key, _MISSING),
+                    record,
                 )
             else:
                 record_id = self._get(record, "id")
@@ -261,21 +266,14 @@ class RecordParser:
                         f"the record's {self._name('prompt')} must be a string, got {type(prompt).__name__}",
                         key="prompt",
                     )
-                tools = self._get(record, "tools")
-                if tools is _MISSING or tools is None:
-                    tools = self._default_tools()
-                elif not isinstance(tools, (list, tuple)):
-                    raise RecordError(
-                        f"the record's {self._name('tools')} must be a list, got {type(tools).__name__}",
-                        key="tools",
-                    )
+                tools = self._record_tools(self._get(record, "tools"))
                 model = self._get(record, "model")
                 if model is not _MISSING and model is not None and not isinstance(model, str):
                     raise RecordError(
                         f"the record's {self._name('model')} must be a string, got {type(model).__name__}",
                         key="model",
                     )
-                template = self._template(None if model is _MISSING else model)
+                template = self._template(None if model is _MISSING else model, record)
             message = parse_response(
                 output,
                 template,
@@ -311,7 +309,9 @@ class RecordParser:
                 return self._tools
         return params
 
-    def _checked(self, output: Any, prompt: Any, tools: Any, model: Any) -> tuple[str, Any, ResponseTemplate]:
+    def _checked(
+        self, output: Any, prompt: Any, tools: Any, model: Any, record: Any
+    ) -> tuple[str, Any, ResponseTemplate]:
         """The prompt, tools and template of a dict record whose parts were read (each may be _MISSING),
         checked in the order of the general path of :meth:`parse`."""
         if output is None:
@@ -328,24 +328,51 @@ class RecordParser:
                 f"the record's {self._name('prompt')} must be a string, got {type(prompt).__name__}",
                 key="prompt",
             )
-        if tools is _MISSING or tools is None:
-            tools = self._default_tools()
-        elif not isinstance(tools, (list, tuple)):
-            raise RecordError(
-                f"the record's {self._name('tools')} must be a list, got {type(tools).__name__}",
-                key="tools",
-            )
+        tools = self._record_tools(tools)
         if model is not _MISSING and model is not None and not isinstance(model, str):
             raise RecordError(
                 f"the record's {self._name('model')} must be a string, got {type(model).__name__}",
                 key="model",
             )
-        template = self._template(None if model is _MISSING else model)
+        template = self._template(None if model is _MISSING else model, record)
         return prompt, tools, template
 
     def _name(self, role: str) -> str:
         spec = self._fields[role]
+        if spec is None:
+            return f"{role} (no key is read for it)"
         return repr(spec) if isinstance(spec, str) else f"{role} (from a function)"
+
+    def _record_tools(self, tools: Any) -> Any:
+        """A record's tools: a list, or JSON text of one (how a Parquet column stores lists of objects
+        whose shapes differ from record to record); None or absent: the default tools."""
+        if tools is _MISSING or tools is None:
+            return self._default_tools()
+        if isinstance(tools, (str, bytes, bytearray)):
+            try:
+                decoded = json.loads(tools)
+            except (ValueError, RecursionError) as exc:
+                raise RecordError(
+                    f"the record's {self._name('tools')} is a string but not JSON text of a list of tools: "
+                    f"{exc}",
+                    key="tools",
+                ) from None
+            if decoded is None:
+                return self._default_tools()
+            if not isinstance(decoded, list):
+                raise RecordError(
+                    f"the record's {self._name('tools')} is JSON text of a {type(decoded).__name__}, not of "
+                    "a list of tools",
+                    key="tools",
+                )
+            return decoded
+        if not isinstance(tools, (list, tuple)):
+            raise RecordError(
+                f"the record's {self._name('tools')} must be a list (or JSON text of one), got "
+                f"{type(tools).__name__}",
+                key="tools",
+            )
+        return tools
 
     def _get(self, record: Any, role: str) -> Any:
         spec = self._fields[role]
@@ -372,13 +399,44 @@ class RecordParser:
             )
         return self._prefix
 
-    def _template(self, model: str | None) -> ResponseTemplate:
+    def _no_template(self, record: Any) -> str:
+        """Why a record has no template: none was given and the record names no model id. Says which key
+        was looked for, and how to name another one."""
+        spec = self._fields["model"]
+        if isinstance(spec, str):
+            return (
+                f"the record has no {spec!r} key (or it is null), the key read for its model id, and no "
+                "template= or model= was given for such records; fields={'model': KEY} names another key "
+                "(on the command line: --field model=KEY)"
+            )
+        if spec is not None:
+            return (
+                "the function for the model id (fields['model']) gave None for the record, and no "
+                "template= or model= was given for such records"
+            )
+        found = None
+        for key in ("model", "model_id", "model_name"):
+            if (isinstance(record, Mapping) and key in record) or (
+                record is not None and not isinstance(record, Mapping) and hasattr(record, key)
+            ):
+                found = key
+                break
+        has = (
+            f"the record has a {found!r} key, but no key is read for the model id unless fields= names it"
+            if found is not None
+            else "no key is read for a record's model id unless fields= names it"
+        )
+        key = "KEY" if found is None else repr(found)
+        return (
+            f"no template= or model= was given, and {has}: pass fields={{'model': {key}}} (on the command "
+            f"line: --field model={found or 'KEY'}) to pick each record's template by its model id, or "
+            "template=/model= for every record"
+        )
+
+    def _template(self, model: str | None, record: Any = None) -> ResponseTemplate:
         if model is None:
             if self._default is None:
-                raise RecordError(
-                    f"the record has no model id ({self._name('model')}) and no template= or model= was given",
-                    key="model",
-                )
+                raise RecordError(self._no_template(record), key="model")
             return self._default
         found = self._by_model.get(model)
         if found is None:

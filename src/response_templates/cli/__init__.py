@@ -26,7 +26,9 @@ Exit codes: 0 success; 1 the model output does not fit the template (a parse err
 negative answer (``detect``: no family, ``verify``: a case failed, ``lint``: errors or warnings); 2 the
 run could not start or its input could not be read (usage error, unreadable file, model output that is
 not UTF-8, invalid template or tools, a missing optional dependency); 3 ``parse --jsonl``: some records failed (the run went on; their
-result lines say why); 130 interrupted. Errors are one
+result lines say why); 4, 5, 6 ``parse --jsonl`` stopped early (the output could not be written, the input
+could not be read to its end, a worker died; the lines written are kept); 130 interrupted; 143 terminated
+(SIGTERM, ``parse --jsonl``). Errors are one
 ``error: ...`` line on stderr, never a traceback; stdout carries only results, so it can be piped.
 
 Adding a command: write a function that takes the ``subparsers`` object, adds a sub-parser and sets its

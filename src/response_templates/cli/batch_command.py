@@ -5,34 +5,53 @@ Each input record (a JSON object a line, or a Parquet row) is parsed by
 line in input order: ``{"index", "id", "message"}`` (plus ``"errors"`` kept by ``--errors keep``) or
 ``{"index", "id", "error"}``. A malformed record gets an error line and the run goes on.
 
-``--resume`` appends to ``-o OUT`` and skips the records whose key (their id, else their index) OUT
-already holds; a line cut short by an interrupted run is dropped first. A progress line (records/s,
-failures so far, ETA) is drawn on stderr when stderr is a terminal, and a summary is printed at the end.
+Since the output is written in input order, what an earlier run wrote to ``-o OUT`` is the results of the
+input's first records. ``--resume`` goes on after them: it checks that OUT's line N is the result of
+record N (same index, same id) and refuses an OUT that belongs to another input; a line cut short by an
+interrupted run is dropped first. ``--retry-failed`` does the same and also parses again the records
+whose lines in OUT are errors, writing a new OUT (replaced atomically when the run ends). A progress line
+(records/s, failures so far, ETA) is drawn on stderr when stderr is a terminal, and a summary is printed
+at the end.
+
+Ctrl-C (SIGINT) and SIGTERM stop the run: the lines written are kept and a message says how many and how
+to go on (``--resume``). The workers never outlive the run (see :mod:`response_templates.batch.pool`).
 
 Exit codes: 0 every record parsed (with ``--errors keep``, text kept in a message counts as parsed);
 3 some records failed (their lines say why); 2 the run could not start (usage, unreadable file, bad
-template); 130 interrupted.
+template, an OUT that --resume cannot go on from); 4 the output could not be written (a full disk); 5 the
+input could not be read to its end (corrupt Parquet data, an I/O error); 6 a worker process died; 130
+interrupted (SIGINT); 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
+import shlex
+import shutil
+import signal
+import stat
+import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any, TextIO
 
 from ..batch.jsonl import LineEncoder, loads
-from ..batch.pool import cpu_count, ordered_map
-from ..batch.records import BatchResult, RecordError, RecordParser, record_key
+from ..batch.pool import WorkerDiedError, cpu_count, ordered_map
+from ..batch.records import BatchResult, RecordError, RecordParser
 from ..errors import ResponseTemplateError
 from .library_commands import library_template
 from .shared import (
+    EXIT_INTERRUPTED,
     EXIT_OK,
+    PROG,
     CLIError,
     Streams,
     decode,
@@ -42,10 +61,26 @@ from .shared import (
     resolve_prefix,
 )
 
-__all__ = ["EXIT_RECORDS_FAILED", "add_batch_arguments", "run_batch"]
+__all__ = [
+    "EXIT_INPUT_FAILED",
+    "EXIT_OUTPUT_FAILED",
+    "EXIT_RECORDS_FAILED",
+    "EXIT_TERMINATED",
+    "EXIT_WORKER_DIED",
+    "add_batch_arguments",
+    "run_batch",
+]
 
 #: Exit code of a batch run in which some records failed.
 EXIT_RECORDS_FAILED = 3
+#: Exit code of a batch run that stopped because its output could not be written (a full disk, ...).
+EXIT_OUTPUT_FAILED = 4
+#: Exit code of a batch run that stopped because its input could not be read to the end.
+EXIT_INPUT_FAILED = 5
+#: Exit code of a batch run that stopped because a worker process died (killed, out of memory).
+EXIT_WORKER_DIED = 6
+#: Exit code of a batch run stopped by SIGTERM (128 + 15, as a shell reports it).
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
 _ROLES = ("output", "prompt", "tools", "id", "model")
 
@@ -60,7 +95,8 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
         "Parse every record of a file and write one JSON line per record, in input order: "
         '{"index", "id", "message"} or {"index", "id", "error"}. --prefix/--prefix-text/--no-prefix and '
         "--tools then give the prompt and tools of records that carry none. Exit codes: 0 all parsed, 3 "
-        "some records failed, 2 could not run.",
+        "some records failed, 2 could not run, 4 the output could not be written, 5 the input could not be "
+        "read to its end, 6 a worker died, 130 Ctrl-C, 143 SIGTERM (4-143: the lines written are kept).",
     )
     source = group.add_mutually_exclusive_group()
     source.add_argument("--jsonl", metavar="FILE", help="records as JSON lines ('-': stdin)")
@@ -86,7 +122,14 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--resume",
         action="store_true",
-        help="append to OUT and skip the records (by id, else by index) it already holds",
+        help="go on from where an earlier run stopped: keep OUT's lines (checked to be the results of the "
+        "input's first records, by position and id) and append the results of the records after them",
+    )
+    group.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="as --resume, and parse again the records whose lines in OUT are errors; OUT is rewritten, in "
+        "input order, and replaced only when the run ends",
     )
     group.add_argument(
         "--progress",
@@ -143,26 +186,45 @@ class _Piece:
 
 @dataclass
 class _Block:
-    """A piece's (or a chunk's) results: output bytes, one line per record, and the counts."""
+    """A piece's (or a chunk's) results: output bytes, one line per record parsed, and the counts."""
 
     data: bytes
     counts: list[int]  # records parsed, parsed with errors kept, failed (indexed by _OK, _KEPT, _FAILED)
-    skipped: int = 0  # records not parsed: OUT already holds them (--resume)
+    first: int = 0  # the index of its first record
+    records: int = 0  # its records, parsed or not
+    skipped: int = 0  # records not parsed: OUT already holds their results (--resume)
+    retried: int = 0  # records OUT holds a failure for, parsed again (--retry-failed)
+    mismatch: tuple[int, int, str | None] | None = (
+        None  # (index, line, id key) of a record OUT does not match
+    )
+
+
+@dataclass(frozen=True)
+class _Held:
+    """What OUT holds for --resume: the id key of each line's record (None: no id), by position; the
+    positions whose lines are errors; the bytes of its whole lines."""
+
+    ids: list[str | None] = field(default_factory=list)
+    failed: frozenset[int] = frozenset()
+    size: int = 0
+    total: int = 0  # bytes of OUT, a last line cut short included
 
 
 class _Worker:
-    """What a worker keeps for the whole run: the record parser, the output encoder, the resume keys."""
+    """What a worker keeps for the whole run: the record parser, the output encoder, what OUT holds."""
 
     def __init__(
         self,
         settings: dict[str, Any],
-        done: frozenset[str],
+        held: list[str | None],
+        retry: frozenset[int],
         id_field: str | None,
         parser: RecordParser | None = None,
     ) -> None:
         self.parser = parser if parser is not None else RecordParser(**settings)
         self.encoder = LineEncoder()
-        self.done = done
+        self.held = held
+        self.retry = retry
         self.id_field = id_field
         self._files: dict[str, int] = {}
 
@@ -170,10 +232,15 @@ class _Worker:
         if piece.data is not None:
             return piece.data
         assert piece.path is not None
-        fd = self._files.get(piece.path)
-        if fd is None:
-            fd = self._files[piece.path] = os.open(piece.path, os.O_RDONLY)
-        return os.pread(fd, piece.length, piece.offset)
+        try:
+            fd = self._files.get(piece.path)
+            if fd is None:
+                fd = self._files[piece.path] = os.open(piece.path, os.O_RDONLY)
+            return os.pread(fd, piece.length, piece.offset)
+        except OSError as exc:
+            raise _ReadError(
+                f"cannot read the input {piece.path!r} at byte {piece.offset:,}: {exc.strerror or exc}"
+            ) from None
 
     def result_line(self, result: BatchResult, counts: list[int], out: list[str]) -> None:
         if result.error is not None:
@@ -187,12 +254,12 @@ class _Worker:
 
 def _parse_piece(worker: _Worker, piece: _Piece) -> _Block:
     """Parse the JSON lines of a piece: one output line per record (blank lines are not records)."""
-    counts = [0, 0, 0]
+    block = _Block(b"", [0, 0, 0], piece.first_index)
+    counts = block.counts
     out: list[str] = []
-    skipped = 0
     index = piece.first_index
     parse = worker.parser.parse
-    done = worker.done
+    held = worker.held
     data = worker.read(piece)
     lines = data.split(b"\n")
     last = len(lines) - 1
@@ -205,28 +272,47 @@ def _parse_piece(worker: _Worker, piece: _Piece) -> _Block:
             record = loads(line)
         except (ValueError, RecursionError):
             record = _NOT_JSON
+        if index < len(held):
+            key = _id_key_of(record, worker.id_field)
+            if key != held[index]:
+                block.mismatch = (index, number, key)
+                break
+            if index not in worker.retry:
+                block.skipped += 1
+                index += 1
+                continue
+            block.retried += 1
+        if record is _NOT_JSON:
             result = _not_json(index, number, line if number - piece.first_line == last else line + b"\n")
-        if done and _record_key(record, index, worker.id_field) in done:
-            skipped += 1
         else:
-            if record is not _NOT_JSON:
-                result = parse(index, record)
-            worker.result_line(result, counts, out)
+            result = parse(index, record)
+        worker.result_line(result, counts, out)
         index += 1
-    return _Block(_utf8_lines(out), counts, skipped)
+    block.records = index - piece.first_index
+    block.data = _utf8_lines(out)
+    return block
 
 
 def _parse_rows(worker: _Worker, chunk: list[tuple[int, Any]]) -> _Block:
     """Parse a chunk of ``(index, record)`` (Parquet rows)."""
-    counts = [0, 0, 0]
+    block = _Block(b"", [0, 0, 0], chunk[0][0] if chunk else 0)
     out: list[str] = []
-    skipped = 0
+    held = worker.held
     for index, record in chunk:
-        if worker.done and _record_key(record, index, worker.id_field) in worker.done:
-            skipped += 1
-            continue
-        worker.result_line(worker.parser.parse(index, record), counts, out)
-    return _Block(_utf8_lines(out), counts, skipped)
+        if index < len(held):
+            key = _id_key_of(record, worker.id_field)
+            if key != held[index]:
+                block.mismatch = (index, index + 1, key)
+                break
+            if index not in worker.retry:
+                block.skipped += 1
+                block.records += 1
+                continue
+            block.retried += 1
+        worker.result_line(worker.parser.parse(index, record), block.counts, out)
+        block.records += 1
+    block.data = _utf8_lines(out)
+    return block
 
 
 _NOT_JSON: Any = object()
@@ -262,10 +348,20 @@ def _utf8_lines(lines: list[str]) -> bytes:
         return b"\n".join(fixed) + b"\n"
 
 
-def _record_key(record: Any, index: int, id_field: str | None) -> str:
-    """The key of an input record, as its result line will have it."""
-    record_id = record.get(id_field) if id_field and isinstance(record, dict) else None
-    return record_key(record_id, index)
+def _id_key(record_id: Any) -> str | None:
+    """An id as --resume compares it: its JSON text (None: no id)."""
+    if record_id is None:
+        return None
+    return json.dumps(record_id, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _id_key_of(record: Any, id_field: str | None) -> str | None:
+    """The id key of an input record, as its result line will have it."""
+    return _id_key(record.get(id_field) if id_field and isinstance(record, dict) else None)
+
+
+class _ReadError(Exception):
+    """The input could not be read to its end (it pickles: a worker may raise it)."""
 
 
 # ------------------------------------------------------------------------------------------- reading
@@ -282,6 +378,7 @@ class _Source:
         self.streams = streams
         self.total: int | None = None  # bytes of a JSONL file, rows of a Parquet file
         self.done = 0
+        self.error: str | None = None  # why the input could not be read to its end
 
     def open(self, by_offset: bool) -> Iterator[tuple[int, _Piece | list[tuple[int, Any]]]]:
         """``(size, piece or chunk)`` in input order; ``by_offset``: pieces of a file name their bytes
@@ -293,15 +390,29 @@ class _Source:
             return self._pieces(getattr(stdin, "buffer", None) or _Encoded(stdin), None)
         try:
             f = open(self.path, "rb")  # noqa: SIM115 -- closed by _pieces when the reading ends
-            self.total = os.fstat(f.fileno()).st_size
+            info = os.fstat(f.fileno())
         except OSError as exc:
             raise CLIError(f"cannot read the input {self.path!r}: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(info.st_mode):  # a pipe, a device: read in order only, its parts sent
+            return self._pieces(f, None)
+        self.total = info.st_size
         return self._pieces(f, self.path if by_offset else None)
 
     def _pieces(self, f: Any, path: str | None) -> Iterator[tuple[int, _Piece | list[tuple[int, Any]]]]:
         index, number, offset = 0, 1, 0
         with f:
-            for data in _whole_lines(f):
+            blocks = _whole_lines(f)
+            while True:
+                try:
+                    data = next(blocks, None)
+                except OSError as exc:  # what was read before is parsed and written: the run stops after it
+                    self.error = (
+                        f"cannot read the input {self.path!r} beyond its first {number - 1:,} lines "
+                        f"(byte {offset:,}): {exc.strerror or exc}"
+                    )
+                    return
+                if data is None:
+                    return
                 lines, records = _count(data)
                 if path is None:
                     piece = _Piece(index, number, data=data)
@@ -327,8 +438,19 @@ class _Source:
 
     def _rows(self, file: Any, columns: list[str]) -> Iterator[tuple[int, _Piece | list[tuple[int, Any]]]]:
         index = 0
-        for batch in file.iter_batches(batch_size=_ROWS, columns=columns):
-            rows = batch.to_pylist()
+        batches = file.iter_batches(batch_size=_ROWS, columns=columns)
+        while True:
+            try:
+                batch = next(batches, None)
+                if batch is None:
+                    return
+                rows = batch.to_pylist()
+            except Exception as exc:  # pyarrow's errors for corrupt data: OSError, ArrowInvalid, ...
+                self.error = (
+                    f"cannot read the Parquet file {self.path!r} beyond its first {index:,} rows: "
+                    f"{type(exc).__name__}: {exc}"
+                )
+                return
             yield len(rows), list(enumerate(rows, index))
             index += len(rows)
 
@@ -390,31 +512,65 @@ class _Encoded:
         return None
 
 
-def _done_keys(path: str) -> set[str]:
-    """The keys of the records OUT holds; a last line cut short by an interrupted run is removed."""
-    keys: set[str] = set()
+def _read_held(path: str) -> _Held:
+    """What OUT holds, checked to be the output of a run of this command: line N the result of record N.
+
+    A last line cut short by an interrupted run is not counted (it is written again)."""
+    ids: list[str | None] = []
+    failed: list[int] = []
     try:
-        f = open(path, "r+b")  # noqa: SIM115 -- closed below
+        f = open(path, "rb")  # noqa: SIM115 -- closed below
     except FileNotFoundError:
-        return keys
+        return _Held()
     except OSError as exc:
         raise CLIError(f"cannot read the output {path!r} to resume: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        f.close()
+        raise CLIError(f"cannot resume into {path!r}: it is not a regular file (a device or a pipe)")
     with f:
         good = 0
+        total = 0
         for number, line in enumerate(f, 1):
+            total += len(line)
             if not line.endswith(b"\n"):
-                break  # the line the interrupted run was writing: written again below
+                break  # the line the interrupted run was writing: written again
             try:
                 data = loads(line)
-                key = record_key(data.get("id"), data["index"])
+                index = data["index"]
+                key = _id_key(data.get("id"))
+                error = "error" in data
             except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 raise CLIError(
                     f"cannot resume: line {number} of {path!r} is not a result line of this command"
                 ) from None
-            keys.add(key)
+            if index != number - 1 or isinstance(index, bool):
+                raise CLIError(
+                    f"cannot resume: line {number} of {path!r} is the result of record {index!r}, not of "
+                    f"record {number - 1}: its lines are not the output of one run of this command, in "
+                    "input order"
+                )
+            ids.append(key)
+            if error:
+                failed.append(index)
             good += len(line)
-        f.truncate(good)
-    return keys
+    return _Held(ids, frozenset(failed), good, total)
+
+
+def _mismatch(block: _Block, held: _Held, path: str, parquet: bool) -> CLIError:
+    """--resume with an OUT whose lines are not the results of this input's first records."""
+    assert block.mismatch is not None
+    index, line, key = block.mismatch
+    where = f"row {index}" if parquet else f"line {line}"
+
+    def named(k: str | None) -> str:
+        return "no id" if k is None else f"the id {k}"
+
+    return CLIError(
+        f"cannot resume: line {index + 1} of {path!r} is the result of a record with "
+        f"{named(held.ids[index])}, but record {index} of the input ({where}) has {named(key)}: {path!r} "
+        "holds the results of another input (or of this one in another order); write to another file, "
+        "or remove it to start again"
+    )
 
 
 # ------------------------------------------------------------------------------------------ progress
@@ -429,6 +585,12 @@ class _Progress:
         self.enabled = enabled
         self.start = time.monotonic()
         self._drawn = 0.0
+
+    def end(self) -> None:
+        """The run stopped early: end the progress line, so that a message starts on its own line."""
+        if self.enabled and self._drawn:
+            self.stream.write("\n")
+            self.stream.flush()
 
     def update(self, records: int, failed: int, final: bool = False) -> None:
         if not self.enabled:
@@ -463,8 +625,10 @@ def run_batch(args: argparse.Namespace, streams: Streams) -> int:
         raise CLIError("give the records with --jsonl or --parquet, not as INPUT")
     if args.stream or args.chunk_size is not None:
         raise CLIError("--stream and --chunk-size parse one output; they do not apply to --jsonl/--parquet")
-    if args.resume and not args.output:
-        raise CLIError("--resume needs -o OUT: the results of the earlier run")
+    resume = args.resume or args.retry_failed
+    if resume and not args.output:
+        option = "--resume" if args.resume else "--retry-failed"
+        raise CLIError(f"{option} needs -o OUT: the results of the earlier run")
     fields = _fields(args.field)
     settings: dict[str, Any] = {
         "fields": fields,
@@ -501,7 +665,8 @@ def run_batch(args: argparse.Namespace, streams: Streams) -> int:
         {**{"output": "output", "prompt": "prompt", "tools": "tools", "id": "id"}, **fields},
         streams,
     )
-    done = frozenset(_done_keys(args.output)) if args.resume else frozenset()
+    held = _read_held(args.output) if resume else _Held()
+    retry = held.failed if args.retry_failed else frozenset()
     id_field = source.fields.get("id")
     pieces = source.open(by_offset=jobs > 1 and hasattr(os, "pread"))  # else the parts are sent
     sizes: deque[int] = deque()
@@ -511,26 +676,72 @@ def run_batch(args: argparse.Namespace, streams: Streams) -> int:
             sizes.append(size)
             yield piece
 
-    out = _Output(args.output, args.resume, streams)
+    out = _Output(args.output, held if resume else None, bool(args.retry_failed), streams)
     show = args.progress == "always" or (
         args.progress == "auto" and getattr(streams.stderr, "isatty", lambda: False)()
     )
     progress = _Progress(streams.stderr, source, show)
     counts = [0, 0, 0]
-    skipped = 0
+    skipped = retried = reached = 0
     task: Any = _parse_rows if source.parquet else _parse_piece
-    make = functools.partial(_Worker, settings, done, id_field)
-    local = _Worker(settings, done, id_field, parser) if jobs <= 1 else None
+    make = functools.partial(_Worker, settings, held.ids, retry, id_field)
+    local = _Worker(settings, held.ids, retry, id_field, parser) if jobs <= 1 else None
+    results = ordered_map(task, submitted(), make, workers=jobs, local=local)
+    signals = _Signals()
+    signals.install()
     try:
-        for block in ordered_map(task, submitted(), make, workers=jobs, local=local):
-            out.write(block.data)
-            for status, n in enumerate(block.counts):
-                counts[status] += n
-            skipped += block.skipped
-            source.done += sizes.popleft()
-            progress.update(sum(counts), counts[_FAILED])
-    finally:
-        out.close()
+        try:
+            for block in results:
+                if block.mismatch is not None:
+                    raise _mismatch(block, held, out.name, source.parquet)
+                signals.hold = True  # a signal now stops the run once the block is written
+                out.write(block)
+                for status, n in enumerate(block.counts):
+                    counts[status] += n
+                skipped += block.skipped
+                retried += block.retried
+                reached = max(reached, block.first + block.records)
+                source.done += sizes.popleft()
+                progress.update(sum(counts), counts[_FAILED])
+                signals.release()
+        finally:
+            signals.hold = True  # from here on a signal is only noted: nothing may stop the cleanup
+            results.close()  # the workers are killed if the run stopped before the end
+            signals.restore()
+        if source.error is None and reached < len(held.ids):
+            raise CLIError(
+                f"cannot resume: {out.name!r} holds the results of {len(held.ids):,} records, but the "
+                f"input has only {reached:,}: it belongs to another input; write to another file, or "
+                "remove it to start again"
+            )
+    except _Stop as stop:
+        return _stopped(stop.signum, args, out, progress, streams)
+    except WorkerDiedError as exc:
+        if signals.pending is not None or exc.signal == signal.SIGTERM:
+            # SIGTERM sent to the whole process group (as Slurm does) ended a worker too
+            return _stopped(signals.pending or signal.SIGTERM, args, out, progress, streams)
+        out.stop()
+        progress.end()
+        streams.error(f"{exc}; {out.saved()}")
+        streams.stderr.write(_how_to_go_on(args, out))
+        return EXIT_WORKER_DIED
+    except _WriteError as exc:
+        out.failed(exc)
+        progress.end()
+        streams.error(f"{exc}; {out.saved()}")
+        streams.stderr.write(_how_to_go_on(args, out, "once there is room (free some space)"))
+        return EXIT_OUTPUT_FAILED
+    except _ReadError as exc:
+        source.error = str(exc)
+    except BaseException:  # a refusal (CLIError), a broken pipe, ...: OUT stays as it was
+        out.abandon()
+        raise
+    if source.error is not None:
+        out.stop()
+        progress.end()
+        streams.error(f"{source.error}; {out.saved()}")
+        return EXIT_INPUT_FAILED
+    out.finish()
     total = sum(counts)
     progress.update(total, counts[_FAILED], final=True)
     elapsed = max(time.monotonic() - progress.start, 1e-9)
@@ -538,42 +749,268 @@ def run_batch(args: argparse.Namespace, streams: Streams) -> int:
     if counts[_KEPT]:
         summary += f" ({counts[_KEPT]:,} ok with errors kept in the message)"
     summary += f"; {elapsed:.1f} s, {total / elapsed:,.0f} records/s"
-    if args.resume:
+    if resume:
         summary += f"; {skipped:,} skipped (already in {args.output})"
+    if args.retry_failed:
+        summary += f", {retried:,} failed before and parsed again"
     streams.stderr.write(summary + "\n")
     return EXIT_RECORDS_FAILED if counts[_FAILED] else EXIT_OK
 
 
+def _stopped(
+    signum: int, args: argparse.Namespace, out: _Output, progress: _Progress, streams: Streams
+) -> int:
+    """SIGINT or SIGTERM stopped the run: say what OUT holds and how to go on."""
+    out.stop()
+    progress.end()
+    interrupted = signum == signal.SIGINT
+    what = "interrupted (Ctrl-C)" if interrupted else "stopped by SIGTERM"
+    streams.stderr.write(f"{what}: {out.saved()}\n{_how_to_go_on(args, out)}")
+    return EXIT_INTERRUPTED if interrupted else EXIT_TERMINATED
+
+
+def _how_to_go_on(args: argparse.Namespace, out: _Output, when: str = "") -> str:
+    """The line that says how to go on from where the run stopped: the exact command with --resume."""
+    argv = getattr(args, "argv", None)
+    if argv is None:
+        argv = sys.argv[1:]
+    argv = list(argv)
+    if out.path is None:
+        return (
+            "the results went to stdout: to be able to go on from where a run stops, write them to a "
+            "file with -o OUT and run the same command again with --resume\n"
+        )
+    if not any(arg in ("--resume", "--retry-failed") for arg in argv):
+        argv.append("--resume")
+    return f"go on{' ' + when if when else ''} with: {shlex.join([PROG, *argv])}\n"
+
+
+class _Stop(BaseException):
+    """SIGINT or SIGTERM came: the run stops (not an Exception, so that nothing on the way catches it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _Signals:
+    """SIGINT and SIGTERM during the run raise :class:`_Stop`, once; while ``hold`` is set (a block is
+    being written) only when it has been written, so that what was counted is what OUT holds."""
+
+    def __init__(self) -> None:
+        self.hold = False
+        self.pending: int | None = None  # the first signal that came
+        self._raised = False
+        self._old: dict[int, Any] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # signals reach only the main thread: a run in another one keeps the defaults
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(signum) is signal.SIG_IGN:  # e.g. SIGINT of a background job
+                continue
+            self._old[signum] = signal.signal(signum, self._handle)
+
+    def restore(self) -> None:
+        for signum, old in self._old.items():
+            signal.signal(signum, old)
+        self._old.clear()
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.pending is None:
+            self.pending = signum
+        if not self.hold and not self._raised:
+            self._raised = True
+            raise _Stop(signum)
+
+    def release(self) -> None:
+        """The block is written: stop now if a signal came while it was."""
+        self.hold = False
+        if self.pending is not None and not self._raised:
+            self._raised = True
+            raise _Stop(self.pending)
+
+
+class _WriteError(Exception):
+    """The output could not be written (a full disk, ...)."""
+
+
 class _Output:
-    """Where the result lines go: OUT (appended to with --resume), or stdout; written as bytes."""
+    """Where the result lines go, written as bytes: stdout, OUT (new), OUT appended to (--resume) or a
+    new OUT in a temporary file beside it, which replaces OUT when the run ends (--retry-failed).
 
-    def __init__(self, path: str | None, append: bool, streams: Streams) -> None:
+    ``records`` counts the records whose results OUT holds, as the first lines of it.
+    """
+
+    def __init__(self, path: str | None, held: _Held | None, retry: bool, streams: Streams) -> None:
+        self.path = path
+        self.name = path or "stdout"
+        self.records = 0
+        self._held = held if held is not None else _Held()
+        self._retry = retry
+        self._fd: int | None = None
         self._text: TextIO | None = None
-        self._file: Any = None
-        if path:
-            try:
-                self._file = open(path, "ab" if append else "wb")  # noqa: SIM115 -- closed by close()
-            except OSError as exc:
-                raise CLIError(f"cannot write {path!r}: {exc.strerror or exc}") from None
-            self._close = True
-        else:
+        self._old: Any = None  # OUT as it was, read along (--retry-failed)
+        self._temp: str | None = None
+        self._cut = False  # whether OUT still ends with a line cut short (dropped before writing)
+        self._closed = False
+        if path is None:
             self._text = streams.stdout
-            self._file = getattr(streams.stdout, "buffer", None)
-            self._close = False
-
-    def write(self, data: bytes) -> None:
-        if not data:
+            try:
+                self._fd = streams.stdout.fileno()
+            except (AttributeError, OSError, ValueError):  # not a file (captured): written as text
+                self._fd = None
             return
-        if self._file is None:
+        try:
+            if held is None:
+                self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+            elif not retry:
+                self._fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o666)
+                self.records = len(held.ids)
+                self._cut = held.total > held.size
+                os.lseek(self._fd, held.size, os.SEEK_SET)
+            else:
+                self._old = open(path, "rb") if held.ids else None  # noqa: SIM115 -- closed by _close
+                directory, base = os.path.split(os.path.abspath(path))
+                self._temp = os.path.join(directory, f".{base}.retry-failed")
+                self._fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+                with contextlib.suppress(OSError):
+                    shutil.copymode(path, self._temp)
+        except OSError as exc:
+            raise CLIError(f"cannot write {path!r}: {exc.strerror or exc}") from None
+
+    def write(self, block: _Block) -> None:
+        """Write a block's lines; :class:`_WriteError` if they cannot be (``records`` then counts the
+        lines written whole)."""
+        if self._retry:
+            data, first = self._merged(block), block.first
+        else:
+            data, first = block.data, block.first + block.skipped
+        if data:
+            if self._cut:
+                self._drop_cut_line()
+            try:
+                self._write(data)
+            except _WriteError as exc:
+                self.records = first + exc.args[1]
+                raise _WriteError(exc.args[0]) from None
+        self.records = max(self.records, block.first + block.records)
+
+    def _merged(self, block: _Block) -> bytes:
+        """--retry-failed: the block's records' lines, OUT's lines for those it holds and did not fail."""
+        new = iter(block.data.split(b"\n"))
+        held, failed, old = len(self._held.ids), self._held.failed, self._old
+        lines: list[bytes] = []
+        for index in range(block.first, block.first + block.records):
+            if index < held:
+                line = old.readline()
+                lines.append(next(new) + b"\n" if index in failed else line)
+            else:
+                lines.append(next(new) + b"\n")
+        return b"".join(lines)
+
+    def _drop_cut_line(self) -> None:
+        assert self._fd is not None
+        try:
+            os.ftruncate(self._fd, self._held.size)
+        except OSError as exc:
+            raise _WriteError(f"cannot write {self.name!r}: {exc.strerror or exc}") from None
+        self._cut = False
+
+    def _write(self, data: bytes) -> None:
+        """All of ``data``; else ``_WriteError(message, whole lines written)``."""
+        if self._fd is None:
             assert self._text is not None
             self._text.write(data.decode("utf-8"))
             self._text.flush()
             return
         if self._text is not None:
-            self._text.flush()  # what was written as text first
-        self._file.write(data)
-        self._file.flush()
+            self._text.flush()  # what was written to stdout as text before
+        view = memoryview(data)
+        done = 0
+        try:
+            while done < len(data):
+                done += os.write(self._fd, view[done:])
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            if self.path is None:
+                _quiet_stdout(self._fd)
+            where = "to stdout" if self.path is None else repr(self.name)
+            raise _WriteError(
+                f"cannot write {where}: {exc.strerror or exc}", data.count(b"\n", 0, done)
+            ) from None
 
-    def close(self) -> None:
-        if self._close:
-            self._file.close()
+    def saved(self) -> str:
+        """What OUT holds now, said to the user."""
+        n = self.records
+        noun = "record" if n == 1 else "records"
+        if self.path is None:
+            return f"the results of the first {n:,} {noun} were written to stdout"
+        if n == 0:
+            return f"nothing was written to {self.name!r}"
+        return f"the results of the first {n:,} {noun} are in {self.name!r}, kept"
+
+    def finish(self) -> None:
+        """The run ended: OUT is complete."""
+        if self._cut:
+            self._drop_cut_line()
+        self._close()
+        if self._temp is not None:
+            os.replace(self._temp, self.path or "")
+            self._temp = None
+
+    def stop(self) -> None:
+        """The run stopped early: with --retry-failed, OUT's lines the run did not reach are copied after
+        the new ones, so that OUT stays the results of the input's first records, and it replaces OUT."""
+        if self._temp is not None and self._old is not None:
+            try:
+                rest = self._held.size - self._old.tell()
+                while rest > 0:
+                    data = self._old.read(min(rest, 1 << 20))
+                    if not data:
+                        break
+                    self._write(data)
+                    rest -= len(data)
+            except (OSError, _WriteError):
+                self.abandon()
+                return
+            self.records = max(self.records, len(self._held.ids))
+        if self._temp is not None:
+            self.finish()
+        else:  # OUT's lines are as written (a line cut short at its end is dropped by --resume)
+            self._close()
+
+    def failed(self, exc: _WriteError) -> None:
+        """The output could not be written: a new OUT (--retry-failed) is given up, OUT is unchanged."""
+        if self._temp is not None:
+            self.abandon()
+        else:
+            self._close()
+
+    def abandon(self) -> None:
+        """Leave OUT as it was before the run (--retry-failed: the new OUT is removed)."""
+        self._close()
+        if self._temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._temp)
+            self._temp = None
+            self.records = len(self._held.ids)
+
+    def _close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._old is not None:
+            self._old.close()
+        if self.path is not None and self._fd is not None:
+            os.close(self._fd)
+
+
+def _quiet_stdout(fd: int) -> None:
+    """stdout cannot be written (a full disk): point it at the null device, so that the interpreter's
+    last flush does not report the same error again."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
