@@ -14,6 +14,15 @@ repeated, markers cut short, markers in turn, markers between words) are screene
 the costliest one, parsed whole and streamed, is timed at 100 KB and 1 MB: CPU microseconds per KB and
 the ratio 1 MB / 100 KB (about 1 when the work is linear; 10 when it is quadratic).
 
+With ``--degenerate --stop-tokens``, the stop-token table (issue 28, item 12): for every library template,
+a model looping on one of its delimiters or stop tokens (``stop_token_runs`` of
+``tests/degenerate_outputs.py``: ``<|im_end|>``, ``</s>``, ``<｜end▁of▁sentence｜>``, the template's own
+end-of-turn markers ... repeated, after the prompt, after a normal start and inside each explicit field).
+Each run is screened by the work its delimiter matching does (``tests/work_count.py``, deterministic) at
+1 KB and 4 KB; the one whose work grows most is timed at 25 KB and 100 KB, parsed whole, fed in one piece
+and streamed in ``--chunk``-character feeds. The table prints the time ratio 100 KB / 25 KB per template
+and way (about 4 when linear, 16 when quadratic), then the largest ratios.
+
 Usage::
 
     python benchmarks/bench_families.py              # 2KB, 20KB, 200KB
@@ -21,6 +30,7 @@ Usage::
     python benchmarks/bench_families.py --sizes 2k,64k --families gpt-oss,qwen3-coder --json out.json
     python benchmarks/bench_families.py --degenerate                     # every template, 100KB and 1MB
     python benchmarks/bench_families.py --degenerate --templates qwen3-coder,inkling --sizes 64k,256k
+    python benchmarks/bench_families.py --degenerate --stop-tokens       # every template, 25KB and 100KB
 """
 
 from __future__ import annotations
@@ -515,6 +525,169 @@ def degenerate_main(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------------------------------------
+# Stop-token runs (issue 28, item 12): every library template, a model looping on a delimiter or stop token
+# --------------------------------------------------------------------------------------------------------
+
+STOP_SIZES = (25 * KB, 100 * KB)
+#: The work-count screening: every run at this size and four times it (as the tests do, larger).
+SCREEN_STOP = 1 * KB
+#: A timed run is repeated (best of) until it has taken this many CPU seconds, at most STOP_REPS times.
+STOP_REP_BUDGET, STOP_REPS = 0.3, 5
+
+
+def work_count_module() -> Any:
+    """``tests/work_count.py`` (the work meter the tests use)."""
+    degenerate_module()  # puts tests/ on sys.path
+    import work_count
+
+    return work_count
+
+
+@dataclass
+class StopCell:
+    """One way of parsing one template's costliest stop-token run."""
+
+    label: str
+    #: work (characters read by the delimiter matching) at 4 x SCREEN_STOP / at SCREEN_STOP
+    work_growth: float
+    #: size -> (CPU seconds, outcome)
+    times: dict[int, tuple[float, str]] = field(default_factory=dict)
+
+    def ratio(self, sizes: Sequence[int]) -> float | None:
+        first, last = self.times.get(sizes[0]), self.times.get(sizes[-1])
+        if first is None or last is None or first[0] <= 0:
+            return None
+        return last[0] / first[0]
+
+
+@dataclass
+class StopRow:
+    template: str
+    runs: int
+    #: way ("whole", "one feed", "N-char") -> the costliest run's cell
+    cells: dict[str, StopCell] = field(default_factory=dict)
+
+
+def _stop_ways(chunk: int, budget: float) -> dict[str, Callable[[Any, str, str], None]]:
+    return {
+        "whole": degenerate_whole,
+        "one feed": lambda t, p, text: degenerate_stream(t, p, text, len(text), budget),
+        f"{chunk}-char": lambda t, p, text: degenerate_stream(t, p, text, chunk, budget),
+    }
+
+
+def _best_cpu(run: Callable[[], None]) -> tuple[float, str]:
+    best, outcome, spent = float("inf"), "ok", 0.0
+    for _ in range(STOP_REPS):
+        seconds, outcome = _cpu(run)
+        best, spent = min(best, seconds), spent + seconds
+        if spent >= STOP_REP_BUDGET or outcome != "ok":
+            break
+    return best, outcome
+
+
+def measure_stop_tokens(name: str, sizes: Sequence[int], chunk: int, budget: float) -> StopRow:
+    """Screen every stop-token run of the template by work growth, then time the costliest per way."""
+    dg, wc = degenerate_module(), work_count_module()
+    template = rt.templates.get(name)
+    prefix = dg.hostile_inputs.prompts(name)[0]
+    outputs = dg.stop_token_runs(name)
+    screen = {
+        "whole": lambda text: wc.parse_whole(template, prefix, text),
+        "one feed": lambda text: wc.parse_streamed(template, prefix, text, len(text)),
+        f"{chunk}-char": lambda text: wc.parse_streamed(template, prefix, text, chunk),
+    }
+    row = StopRow(name, len(outputs))
+    for way, run in _stop_ways(chunk, budget).items():
+        best: tuple[float, Any] | None = None
+        parse = screen[way]
+        for o in outputs:
+            small = wc.work(template, lambda o=o, parse=parse: parse(o.text(SCREEN_STOP)))
+            large = wc.work(template, lambda o=o, parse=parse: parse(o.text(4 * SCREEN_STOP)))
+            growth = large / max(1, small)
+            if best is None or growth > best[0]:
+                best = (growth, o)
+        assert best is not None
+        cell = StopCell(best[1].label, best[0])
+        for size in sizes:
+            text = best[1].text(size)
+            cell.times[size] = _best_cpu(lambda text=text, run=run: run(template, prefix, text))
+        row.cells[way] = cell
+    return row
+
+
+def stop_token_table(rows: Sequence[StopRow], sizes: Sequence[int]) -> str:
+    ways = list(rows[0].cells) if rows else []
+    big, small = fmt_size(sizes[-1]), fmt_size(sizes[0])
+    headers = ["template", "runs"]
+    for way in ways:
+        headers += [f"{way}: costliest run", "work x", f"ms {small}", f"ms {big}", f"{big}/{small}"]
+    table = []
+    for r in rows:
+        line = [r.template, str(r.runs)]
+        for way in ways:
+            cell = r.cells[way]
+            ratio = cell.ratio(sizes)
+            stopped = any(outcome == "budget" for _, outcome in cell.times.values())
+            line += [
+                cell.label[5:45],  # without "stop "
+                f"{cell.work_growth:.1f}",
+                fmt_num(cell.times[sizes[0]][0] * 1e3),
+                fmt_num(cell.times[sizes[-1]][0] * 1e3) + ("*" if stopped else ""),
+                "-" if ratio is None else f"{ratio:.1f}",
+            ]
+        table.append(line)
+    return format_table(headers, table, align="lr" + "lrrrr" * len(ways))
+
+
+def stop_tokens_main(args: argparse.Namespace) -> int:
+    if args.no_regex_budget:
+        REGEX_BUDGET["regex_budget"] = rt.RegexBudget(per_search=60.0, per_feed=None, per_stream=None)
+    sizes = [parse_size(s) for s in args.sizes.split(",")] if args.sizes else list(STOP_SIZES)
+    names = args.templates.split(",") if args.templates else rt.templates.names()
+    rows = []
+    for name in names:
+        print(f"  {name}", file=sys.stderr, flush=True)
+        rows.append(measure_stop_tokens(name, sizes, args.chunk, args.budget))
+    big, small = fmt_size(sizes[-1]), fmt_size(sizes[0])
+    print(
+        f"bench_families --degenerate --stop-tokens: a model looping on a delimiter or stop token of each "
+        f"library template. Per way (parse_response; one feed then finalize; {args.chunk}-character feeds), "
+        f"the run whose delimiter-matching work grows most from {fmt_size(SCREEN_STOP)} to "
+        f"{fmt_size(4 * SCREEN_STOP)} ('work x', 4.0 = linear), its CPU ms at {small} and {big} (best of "
+        f"up to {STOP_REPS}) and the time ratio {big}/{small} ({sizes[-1] / sizes[0]:.0f} = linear)"
+    )
+    print(stop_token_table(rows, sizes))
+    for way in rows[0].cells if rows else ():
+        ranked = sorted(
+            ((r.cells[way].ratio(sizes) or 0.0, r.template, r.cells[way].label) for r in rows), reverse=True
+        )
+        worst = ", ".join(f"{t} x{ratio:.1f}" for ratio, t, _ in ranked[:5])
+        print(f"{way}: largest {big}/{small} time ratios: {worst}")
+        works = sorted(((r.cells[way].work_growth, r.template) for r in rows), reverse=True)
+        print(
+            f"{way}: largest work growth ({fmt_size(4 * SCREEN_STOP)}/{fmt_size(SCREEN_STOP)}): "
+            + ", ".join(f"{t} x{g:.1f}" for g, t in works[:5])
+        )
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(
+                [
+                    {
+                        "template": r.template,
+                        "runs": r.runs,
+                        "cells": {w: c.__dict__ for w, c in r.cells.items()},
+                    }
+                    for r in rows
+                ],
+                f,
+                indent=2,
+                ensure_ascii=False,
+            )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="2KB and 20KB only")
@@ -540,7 +713,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="--degenerate: time the runs without the per-call and per-stream regex budgets",
     )
+    parser.add_argument(
+        "--stop-tokens",
+        action="store_true",
+        help="--degenerate: the stop-token table instead (a model looping on a delimiter or stop token)",
+    )
     args = parser.parse_args(argv)
+    if args.degenerate and args.stop_tokens:
+        return stop_tokens_main(args)
     if args.degenerate:
         return degenerate_main(args)
     sizes = (

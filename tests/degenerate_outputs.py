@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import response_templates as rt
+from response_templates import library
 from response_templates.matching import Delimiter, regex_literal_prefix
 
 _HOSTILE = Path(__file__).resolve().parent / "hostile"
@@ -236,4 +237,76 @@ def degenerate_outputs(name: str, pairs: bool = False, full: bool = True) -> tup
                 out.append(Degenerate(f"alt {sample!r} {m!r}", sample + m))
         out.append(Degenerate(f"in {field}: alt cuts", "".join(all_cuts) or "x", head=sample))
         out.append(Degenerate(f"in {field}: alt markers", "".join(words), head=sample))
+    return tuple(_unique(out))
+
+
+# ------------------------------------------------------------------------------- stop-token runs
+
+#: End-of-turn and end-of-text tokens that models loop on (issue 28, item 12), whether or not a template
+#: names them: a model that does not stop writes its stop token again and again.
+STOP_TOKENS = (
+    "<|im_end|>",
+    "</s>",
+    "<｜end▁of▁sentence｜>",
+    "<eos>",
+    "<|EOT|>",
+    "<|endoftext|>",
+    "<|eot_id|>",
+    "<|end|>",
+    "<end_of_turn>",
+)
+#: What a normal answer starts with, before the loop.
+NORMAL_START = "Sure, here is the answer. "
+#: The real chat templates of the library families (their special tokens are stop-token candidates).
+CHAT_TEMPLATES = Path(__file__).resolve().parent / "data" / "chat_templates"
+#: Special tokens as chat templates write them: ``<|...|>``, ``<｜...｜>``, ``<...|>``, ``<|...>``,
+#: ``[|...|]``, and the plain ``</s>``, ``<eos>``, ``<end_of_turn>`` / ``<start_of_turn>``.
+_SPECIAL_TOKEN = re.compile(
+    r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<[a-z_]{1,40}\|>|<\|[a-z_]{1,40}>|\[\|[a-z]{1,40}\|\]"
+    r"|</?s>|<eos>|<bos>|<(?:end|start)_of_turn>"
+)
+
+
+def chat_template_tokens(name: str) -> set[str]:
+    """The special tokens that the real chat templates of the library family ``name`` write (turn
+    markers, end-of-turn and end-of-text tokens), from ``tests/data/chat_templates``."""
+    found: set[str] = set()
+    for file in library.family(name).chat_templates:
+        path = CHAT_TEMPLATES / file
+        if path.is_file():
+            found.update(_SPECIAL_TOKEN.findall(path.read_text(encoding="utf-8")))
+    return found
+
+
+@cache
+def stop_tokens(name: str) -> tuple[str, ...]:
+    """Every delimiter and stop token of the library template ``name``, longest first: its markers (see
+    :func:`markers`: delimiters, the markup its patterns spell out, sample matches), the family's
+    detection markers and stop strings (``markers``, ``round_trip.stop``, ``round_trip.eos_token`` in its
+    library file), the special tokens of its real chat templates (:func:`chat_template_tokens`) and the
+    usual stop tokens of other families (:data:`STOP_TOKENS`)."""
+    family = library.family(name)
+    tokens = set(markers(name)) | set(STOP_TOKENS) | chat_template_tokens(name)
+    for rule in family.markers:
+        tokens.update(rule)
+    options = family.round_trip_options()
+    tokens.update(t for t in options.get("stop", ()) if isinstance(t, str))
+    if isinstance(options.get("eos_token"), str):
+        tokens.add(options["eos_token"])
+    return tuple(sorted((t for t in tokens if t and not t.isspace()), key=lambda w: (-len(w), w)))
+
+
+@cache
+def stop_token_runs(name: str, after_text: bool = True) -> tuple[Degenerate, ...]:
+    """A model looping on one delimiter or stop token of the template ``name`` (:func:`stop_tokens`):
+    each token repeated right after the prompt, after a normal start (:data:`NORMAL_START`; without
+    ``after_text``, not), and inside each explicit field's region (after a sample of its open
+    delimiter: in the reasoning, in a tool call). Labels are ``stop {token!r}`` then where."""
+    heads = [("", "")] + ([("after text", NORMAL_START)] if after_text else [])
+    heads += [(f"in {field}", sample) for field, sample in open_samples(name)]
+    out = [
+        Degenerate(f"stop {token!r}" + (f" {where}" if where else ""), token, head=head)
+        for token in stop_tokens(name)
+        for where, head in heads
+    ]
     return tuple(_unique(out))

@@ -123,6 +123,28 @@ class _Region:
         self.opener = opener
 
 
+# The first piece of the buffer a json-value-end region's end finder reads; each next one is 4x longer.
+_JSON_END_PIECE: Final = 64
+
+
+def _feed_json_end(finder: JsonEnd, buf: str, pos: int) -> int:
+    """``finder.feed(buf[pos:])`` (the end's offset from ``pos``, or -1), read in growing pieces.
+
+    A value usually ends soon after it starts, or not at all (a model looping on a call opener opens a
+    region at every copy and its value fails at once): copying the whole rest of the buffer for each
+    region made that quadratic. The finder reads pieces as it reads streamed chunks, with the same answer.
+    """
+    n = len(buf)
+    at, size = pos, _JSON_END_PIECE
+    while at < n:
+        stop = min(n, at + size)
+        end = finder.feed(buf[at:stop] if at or stop < n else buf)
+        if end >= 0:
+            return at - pos + end
+        at, size = stop, size * 4
+    return -1
+
+
 class ResponseParser:
     """Parse one generation as it streams.
 
@@ -538,7 +560,7 @@ class ResponseParser:
             if region is not None and region.end is not None:
                 # json-value-end: the open region ends exactly where its JSON value ends.
                 buf = self._buf
-                end = region.end.feed(buf[self._pos :]) if self._pos < len(buf) else -1
+                end = _feed_json_end(region.end, buf, self._pos)
                 stop = len(buf) if end < 0 else self._pos + end
                 if stop > self._pos:
                     self._route(events, buf[self._pos : stop])
@@ -680,11 +702,12 @@ class ResponseParser:
                 value = self._values.segment_value(raw, captures)
                 events.append({"type": "region_close", "field": field.name, "value": value})
             return
+        cut = at_end and (field.close is not None or field.close_json)
         try:
-            value = self._values.region_value(field, raw, captures, start, self.prefix_length)
+            value = self._values.region_value(field, raw, captures, start, self.prefix_length, cut)
             self._assembler.add(field, value, raw, start, self.prefix_length)
         except ParseError as exc:
-            if at_end and (field.close is not None or field.close_json):
+            if cut:
                 exc.cut_off = True  # its close never came: the output was cut inside the region
             # Keep open/close balanced for consumers: the region closes with no value and the error; the
             # error is raised when the call ends (see _run).
@@ -695,6 +718,11 @@ class ResponseParser:
                 text = region.opener + raw + closer
                 events.append({"type": "unparsed", "field": field.name, "text": text, "error": exc.detail})
                 self._assembler.add_kept(text, start - len(region.opener))
+            # Its traceback goes now, not when the call ends (stored errors lose it anyway, see _store):
+            # its frames point back at this parser, and a long call that fails thousands of regions (a
+            # model looping on a call opener) kept them all alive, which made the garbage collector's
+            # passes over them grow with the text (quadratic).
+            detach(exc)
             self._failed.append((self._base + self._pos, exc))
             return
         if not self._quiet:

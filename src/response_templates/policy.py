@@ -86,16 +86,20 @@ def check_policy(name: str, value: Any, allowed: tuple[str, ...]) -> None:
 
 
 def detach(exc: BaseException) -> None:
-    """Drop the tracebacks of a stored error and of its causes: their frames hold whole buffers."""
+    """Drop the tracebacks of a stored error and of every error in its chain (causes and contexts, to
+    the end: a suppressed ``JSONDecodeError`` two levels down holds the frames too): their frames hold
+    whole buffers, and through their callers the parser and every other error of the call."""
     seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
+    pending: list[BaseException] = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
         seen.add(id(current))
         current.__traceback__ = None
-        context = current.__context__
-        if context is not None and context is not current.__cause__:
-            context.__traceback__ = None
-        current = current.__cause__
+        for linked in (current.__cause__, current.__context__):
+            if linked is not None:
+                pending.append(linked)
 
 
 def anchor_not_found(template: ResponseTemplate, prefix: str) -> AnchorNotFoundError:

@@ -55,3 +55,11 @@ def test_degenerate_measure_times_the_costliest_output() -> None:
     assert row.whole_label in labels and row.stream_label in labels
     assert set(row.whole) == set(row.stream) == {1024, 2048}
     assert all(outcome == "ok" for _, outcome in [*row.whole.values(), *row.stream.values()])
+
+
+def test_stop_token_table_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--degenerate --stop-tokens`` on one template at two small sizes: a row and the largest ratios."""
+    argv = ["--degenerate", "--stop-tokens", "--templates", "gigachat3", "--sizes", "1k,4k", "--chunk", "64"]
+    assert bench_families.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "gigachat3" in out and "4KB/1KB" in out and "largest 4KB/1KB time ratios" in out

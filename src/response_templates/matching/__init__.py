@@ -137,6 +137,8 @@ class Delimiter:
     required_literals: tuple[str, ...] = ()
     required_one: str = ""
     required: Any = None
+    #: Regex delimiters with known ``first_chars``: a search for any of them (stdlib ``re``), else None.
+    first_re: Any = None
 
     @classmethod
     def literal(cls, value: Any, *, field: str, kind: str, key: str) -> Delimiter:
@@ -178,6 +180,7 @@ class Delimiter:
             source, field=field if kind != "anchor" else None, key=key
         )
         required = regex_required_literals(source)
+        first = regex_first_chars(source)
         return cls(
             field=field,
             kind=kind,
@@ -186,10 +189,11 @@ class Delimiter:
             probe=probe,
             lookbehind=lookbehind,
             group_names=frozenset(search.groupindex),
-            first_chars=regex_first_chars(source),
+            first_chars=first,
             required_literals=required,
             required_one=required[0] if len(required) == 1 else "",
             required=re.compile("|".join(map(re.escape, required))) if len(required) > 1 else None,
+            first_re=_char_class(first) if first else None,
         )
 
     @property
@@ -270,16 +274,16 @@ class Delimiter:
         remembers earlier searches of the same text. Every search is charged to ``meter``.
 
         A text that holds none of the literal texts one of which every match contains
-        (``required_literals``) holds no match: nothing is searched then, and on short text the undecided position is where the pattern's
+        (``required_literals``) holds no match: nothing is searched then (only probed, for the undecided
+        position), and on short text the undecided position is where the pattern's
         partial match starts (with no complete match in the text, the probe and the partial search agree;
-        tests/test_required_literals.py checks it for every delimiter of the library).
+        tests/test_required_literals.py checks it for every delimiter of the library). Not searching
+        matters beyond the search's own length: a pattern such as ``function<sep>(?P<name>[^\\n]+)\\n``
+        tries every copy of its prefix in a text without a newline to the end of the text (quadratic in
+        one search), while its probe stops at the first copy, which reaches the end of the buffer.
         """
-        one = self.required_one  # may_match, inline (once per delimiter and scan)
-        if (
-            (text.find(one, pos) < 0)
-            if one
-            else not (self.required is None or self.required.search(text, pos))
-        ):
+        absent = False
+        if (self.required_one or self.required is not None) and not _memo_required(self, text, pos, memo):
             if final or below <= pos:
                 return None, _INF
             if len(text) - pos <= _SHORT_PARTIAL:
@@ -288,9 +292,12 @@ class Delimiter:
                 except TimeoutError:
                     raise self._timeout_error(meter) from None
                 return None, _INF if partial is None else partial.start()
+            if self.first_re is not None:
+                return None, self._first_partial(text, pos, min(limit + 1, below), meter, memo)
+            absent = True
         while True:
             try:
-                m = _memo_search(self.pattern, self, text, pos, meter, memo)
+                m = None if absent else _memo_search(self.pattern, self, text, pos, meter, memo)
                 undecided = _INF
                 if not final:
                     last = m.start() if m is not None and m.start() < limit else limit
@@ -314,6 +321,49 @@ class Delimiter:
                 pos = m.start() + 1
                 continue
             return m, undecided
+
+    def _first_partial(
+        self, text: str, pos: int, stop: int, meter: RegexMeter, memo: dict[Any, tuple[int, Any]] | None
+    ) -> int:
+        """Where the probe's search from ``pos`` finds its partial match (``_INF``: none before ``stop``),
+        for a text with no complete match: the first start that the probe matches partially, tried at
+        ``pos``, at each first character of the pattern and at the end of the text.
+
+        The probe's own search gives the same answer, but the ``regex`` module looks for a complete match
+        at every start before it reports a partial one: where many starts run to the end of the text
+        (``function<sep>(?P<name>[^\\n]+)\\n`` on a run of its prefix with no newline) that is quadratic,
+        while this stops at the first.
+        """
+        key = (self, "first")
+        if memo is not None:
+            # As in _memo_search: an answer from p0 (a start, or none before the stop) holds from every
+            # later position up to it, within the stop it was looked for.
+            entry = memo.get(key)
+            if entry is not None:
+                known: tuple[int, int] = entry[1]
+                if entry[0] <= pos and pos <= known[0] and stop <= known[1]:
+                    return known[0]
+        found_at = _INF
+        n = len(text)
+        probe_match = self.probe.match
+        first_re = self.first_re
+        try:
+            if meter.run(probe_match, text, pos, partial=True) is not None:
+                found_at = pos
+            else:
+                for found in first_re.finditer(text, pos + 1, min(stop, n)):
+                    start: int = found.start()
+                    if meter.run(probe_match, text, start, partial=True) is not None:
+                        found_at = start
+                        break
+                else:
+                    if pos < n < stop and meter.run(probe_match, text, n, partial=True) is not None:
+                        found_at = n
+        except TimeoutError:
+            raise self._timeout_error(meter) from None
+        if memo is not None:
+            memo[key] = (pos, (found_at, stop if found_at >= _INF else _INF))
+        return found_at
 
 
 def _memo_search(
@@ -341,6 +391,30 @@ def _memo_search(
     if memo is not None:
         memo[key] = (pos, m)
     return m
+
+
+def _memo_required(d: Delimiter, text: str, pos: int, memo: dict[Any, tuple[int, Any]] | None) -> bool:
+    """Whether ``text[pos:]`` holds one of the delimiter's required literals (:meth:`Delimiter.may_match`),
+    with the same memo as :func:`_memo_search`: where the last look-up found the next one (or found none),
+    a later look-up from a position up to it has the same answer. Without the memo, a state visited once
+    per copy of a short repeated delimiter (a stop token a model loops on) looked through the rest of the
+    text at each visit for a literal that is not there: quadratic."""
+    key = (d, "required")
+    if memo is not None:
+        entry = memo.get(key)
+        if entry is not None:
+            known: int = entry[1]
+            if entry[0] <= pos and (known < 0 or known >= pos):
+                return known >= 0
+    one = d.required_one
+    if one:
+        at = text.find(one, pos)
+    else:
+        found = d.required.search(text, pos)
+        at = -1 if found is None else found.start()
+    if memo is not None:
+        memo[key] = (pos, at)
+    return at >= 0
 
 
 def _memo_literal(
@@ -595,12 +669,7 @@ class WatchSet:
             # probe past it. (A zero-width match where the last boundary was is skipped, so not counted.)
             limit = best[0] if best is not None else _INF
             for d in self.regexes:
-                one = d.required_one  # may_match, inline
-                if (
-                    (text.find(one, pos) >= 0)
-                    if one
-                    else (d.required is None or d.required.search(text, pos))
-                ):
+                if not (d.required_one or d.required is not None) or _memo_required(d, text, pos, memo):
                     try:
                         m = _memo_search(d.pattern, d, text, pos, meter, memo)
                     except TimeoutError:
