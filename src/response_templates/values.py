@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .calls import type_tool_calls
+from .content.registry import CUT_OFF_ARG, ContentArgs
 from .errors import ContentError, ParseError, ResponseTemplateError
 from .language import ROUTE_OTHER, FieldSpec, ResponseTemplate
 from .transforms import apply_transform_each
@@ -66,9 +67,18 @@ class ValuePipeline:
         self.template = template
         self.tool_params = tool_params
 
-    def value(self, field: FieldSpec, raw: str, captures: Mapping[str, str]) -> Any:
-        """The value of ``raw`` as the text of ``field`` (raises ContentError if it does not fit)."""
-        value = field.parser.parse(raw, field.content_args)
+    def value(self, field: FieldSpec, raw: str, captures: Mapping[str, str], cut_off: bool = False) -> Any:
+        """The value of ``raw`` as the text of ``field`` (raises ContentError if it does not fit).
+
+        ``cut_off``: the end of the output ended the region before its close delimiter came; the content
+        parser then sees the validated args with ``_cut_off`` set (``xml-inline`` refuses a value that only
+        the end of the text ends, which the model did not finish).
+        """
+        args = field.content_args
+        if cut_off and isinstance(args, ContentArgs):
+            args = ContentArgs(args)
+            args[CUT_OFF_ARG] = True
+        value = field.parser.parse(raw, args)
         params = self.tool_params
         if field.route is not None:
             routed = route_value(field, value, captures)
@@ -87,16 +97,23 @@ class ValuePipeline:
         return value
 
     def region_value(
-        self, field: FieldSpec, raw: str, captures: Mapping[str, str], offset: int, prefix_length: int
+        self,
+        field: FieldSpec,
+        raw: str,
+        captures: Mapping[str, str],
+        offset: int,
+        prefix_length: int,
+        cut_off: bool = False,
     ) -> Any:
         """The value of a closed explicit region; raises ParseError naming the region if it fails.
 
         ``offset`` is where the region's text starts in the stream, whose first ``prefix_length``
-        characters came from the prefix (both go to the error). Anything other than a ContentError (a bug
+        characters came from the prefix (both go to the error); ``cut_off``: the end of the output closed
+        the region (see :meth:`value`). Anything other than a ContentError (a bug
         in a content parser or transform) becomes a ParseError that says so.
         """
         try:
-            return self.value(field, raw, captures)
+            return self.value(field, raw, captures, cut_off)
         except ContentError as exc:
             raise ParseError(
                 str(exc), field=field.name, raw=raw, offset=offset, prefix_length=prefix_length

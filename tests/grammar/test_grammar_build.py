@@ -142,8 +142,25 @@ def test_xml_parameters_strings_raw_up_to_the_close_others_json() -> None:
     assert [p["begin"] for p in params] == ["<parameter=city>", "<parameter=days>"]
     assert {p["end"] for p in params} == {"</parameter>"}
     city, days = params
-    assert city["content"] == {"type": "any_text"}
+    # The parser ends a value without </parameter> at the next <parameter=: a string may not hold it.
+    assert city["content"] == {"type": "any_text", "excludes": ["<parameter="]}
     assert find(days, "json_schema")[0]["json_schema"] == {"type": "integer"}
+
+
+def test_xml_values_exclude_the_next_opener_only_where_the_parser_ends_a_value_there() -> None:
+    def city_content(family: str) -> Any:
+        g = grammar.build(family, tools=[WEATHER])
+        (city, *_) = [t for t in find(fmt(g), "tag") if t["begin"].startswith("<parameter")]
+        return city["content"]
+
+    assert city_content("qwen3-coder-instruct") == {"type": "any_text", "excludes": ["<parameter="]}
+    assert city_content("seed-oss") == {"type": "any_text", "excludes": ["<parameter="]}
+    # minimax-m2 reads a value only up to </parameter>: its values may hold any other text.
+    assert city_content("minimax-m2") == {"type": "any_text"}
+    # The Lark grammar's value text refuses it too (the text up to </parameter> is that terminal).
+    rules = grammar.build("qwen3-coder", tools=[WEATHER]).lark.splitlines()
+    (text,) = [r.split(":", 1)[0] for r in rules if r.endswith("~/(?s:.*)(?:<parameter=)(?s:.*)/")]
+    assert any(r.split(":", 1)[1].strip().startswith(text) for r in rules if r.startswith("t"))
 
 
 def test_typed_xml_parameters_write_the_type_attribute() -> None:

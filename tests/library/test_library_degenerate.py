@@ -186,12 +186,13 @@ def test_outputs_reach_their_size() -> None:
 
 
 def test_the_time_check_can_fail() -> None:
-    """A pattern that scans the rest of the text from every copy of a marker runs out of the test's
-    regex budget on the degenerate output (what ``<function=(?P<name>[^>\\n]+)>`` did before issue 11)."""
+    """A pattern that backtracks over the copies of a marker runs out of the test's regex budget on the
+    degenerate output. (``<function=[^>\\n]+>``, which scanned the rest of the text from every copy, did
+    before issue 11 and again before issue 28's partial probe; it is linear now.)"""
     quadratic = {
         "start_anchor": "<|im_start|>assistant\n",
         "fields": {
-            "tool_calls": {"open_pattern": "<function=[^>\\n]+>", "close": "</function>"},
+            "tool_calls": {"open_pattern": "(?:<function=|<fun|ction=)+>", "close": "</function>"},
             "content": {},
         },
     }

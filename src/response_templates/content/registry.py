@@ -16,6 +16,7 @@ from ..errors import ContentError, TemplateError
 
 __all__ = [
     "CONTENT_PARSERS",
+    "CUT_OFF_ARG",
     "ContentArgs",
     "ContentParser",
     "get_content_parser",
@@ -55,6 +56,10 @@ class ContentArgs(dict[str, Any]):
     Keys starting with ``_`` hold precompiled helpers.
     """
 
+
+CUT_OFF_ARG = "_cut_off"
+"""The key set (to ``True``) in a copy of the validated args when the end of the output cut the region
+off before its close delimiter: a parser that can tell a value the model did not finish refuses it."""
 
 CONTENT_PARSERS: dict[str, ContentParser] = {}
 

@@ -34,7 +34,7 @@ from ._args import (
     type_name,
     validate_value_parser,
 )
-from .registry import ContentArgs, ContentParser, package_value
+from .registry import CUT_OFF_ARG, ContentArgs, ContentParser, package_value
 
 __all__ = ["MAX_XML_DEPTH", "REGEX_TIMEOUT", "XML_INLINE", "XML_VALUES_ARGS"]
 
@@ -330,7 +330,9 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     merged: set[str] = set()  # keys whose value is a list built by merge_duplicates
     consumed = 0  # text[:consumed] is tags or whitespace
+    last: regex.Match[str] | None = None
     for match in _xml_matches(args["_tag_re"], text, args):
+        last = match
         _check_unconsumed(text, consumed, match.start(), args)
         consumed = max(consumed, match.end())
         key = _xml_key(match, args)
@@ -342,7 +344,27 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
             value = _xml_leaf(raw_value, args, _xml_chosen(match, args), f"xml-inline value of {key!r}")
         _xml_store(out, merged, key, value, merge)
     _check_unconsumed(text, consumed, len(text), args)
+    if last is not None and args.get(CUT_OFF_ARG):
+        _check_finished(text, last)
     return out
+
+
+def _check_finished(text: str, match: regex.Match[str]) -> None:
+    """ContentError if the last tag's value is ended only by the end of a text that was cut off.
+
+    A ``tag_pattern`` may end a value at the end of the call (``\\Z``, Qwen3-Coder's missing
+    ``</parameter>``); when the output itself ended the call, that value is what the model had written
+    so far, not what it meant.
+    """
+    if "value" not in match.re.groupindex or match.end() < len(text):
+        return
+    value_end = match.end("value")
+    if value_end < 0 or text[value_end:].strip():
+        return  # the value ended at its close tag
+    raise ContentError(
+        f"xml-inline: the value of {show(match.group('key') or '')} at character {match.start()} was cut "
+        "off by the end of the output (no close tag, and the call never ended)"
+    )
 
 
 # Nested values (``nested``): the text is cut into elements by tag balance, then read recursively.

@@ -288,6 +288,10 @@ def xml_arguments(field: FieldSpec, tool: Tool) -> Node:
         space_after.append(first)
         after.pop(0)
     type_parsers = args.get("type_parsers") or {}
+    # A pattern that ends a value at the next tag's opener (a missing close tag recovered) would cut a
+    # free-text value that holds that opener: such values must not hold it.
+    opener = _value_ending_opener(str(args.get("tag_pattern", "")), before, after)
+    excludes = (opener,) if opener else ()
     items: list[tuple[str, Node]] = []
     for name, schema in tool.properties.items():
         string = _is_string(schema)
@@ -309,11 +313,45 @@ def xml_arguments(field: FieldSpec, tool: Tool) -> Node:
                 *(_exact_space(slot) for slot in space_after),
             )
         else:
-            value = Text() if string else seq(WS, json_value(schema, tool), WS)
+            value = Text(excludes) if string else seq(WS, json_value(schema, tool), WS)
         open_nodes = spelled_nodes(before, fill, field, "content_args")
         close_nodes = spelled_nodes(after, fill, field, "content_args")
         items.append((name, make_tag(open_nodes, value, close_nodes)))
     return seq(WS, _ordered_params(tool, items, WS), WS)
+
+
+def _sample(pieces: Sequence[Piece], key: str) -> str:
+    """One text the pieces spell, with ``key`` for the key group and the shortest filler elsewhere."""
+    out = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            out.append(piece)
+        elif piece.name == "key":
+            out.append(key)
+        elif piece == SPACE1:
+            out.append(" ")
+    return "".join(out)
+
+
+def _value_ending_opener(pattern: str, before: Sequence[Piece], after: Sequence[Piece]) -> str | None:
+    """The literal start of a tag (``<parameter=``) when ``pattern`` ends a value where the next tag
+    opens, else None: tried on two tags whose first has no close tag."""
+    head = ""
+    for piece in before:
+        if not isinstance(piece, str):
+            break
+        head += piece
+    if not head:
+        return None
+    first = _sample(before, "a") + "x"
+    text = first + _sample(before, "b") + "y" + _sample(after, "b")
+    try:
+        match = regex.compile(pattern, regex.DOTALL).match(text)
+    except (regex.error, ValueError, TypeError, OverflowError, RecursionError):  # pragma: no cover
+        return None
+    if match is None or "value" not in match.re.groupindex or match.group("value") is None:
+        return None
+    return head if match.end("value") <= len(first) else None
 
 
 def _string_choices(schema: Any) -> list[str] | None:
