@@ -110,3 +110,63 @@ def test_a_dead_worker_is_a_typed_error_after_the_results_before_it() -> None:
     while worker_pids() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert worker_pids() == []
+
+
+# A worker that dies (or hangs) in the middle of sending its result: it writes the start of a message
+# on the pool's result pipe, as a worker does when the out-of-memory killer or a scheduler ends it while
+# it sends a large result, and the rest never comes.
+HALF_MESSAGE = """
+import gc, multiprocessing.queues, os, signal, struct, sys, time
+from response_templates.batch.pool import ordered_map, WorkerDiedError
+
+how, flag = sys.argv[1], sys.argv[2]
+
+def task(state, chunk):
+    if chunk != 1:
+        return chunk
+    queue = next(o for o in gc.get_objects() if isinstance(o, multiprocessing.queues.SimpleQueue))
+    os.write(queue._writer.fileno(), struct.pack("!i", 1 << 20) + b"x" * 10)  # 1 MB announced, 10 bytes sent
+    open(flag, "w").close()
+    if how == "dies":
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(3600)
+
+def make():
+    return None
+
+results = ordered_map(task, iter(range(4)), make, workers=2, prefetch=1)
+print(next(results), flush=True)
+if how == "dies":
+    try:
+        for result in results:
+            print(result, flush=True)
+    except WorkerDiedError as exc:
+        print("died:", exc.signal, flush=True)
+else:
+    while not os.path.exists(flag):
+        time.sleep(0.01)
+    results.close()
+    print("closed", flush=True)
+"""
+
+
+@pytest.mark.parametrize("how", ["dies", "closed"])
+def test_a_worker_cut_off_while_sending_its_result_does_not_hang_the_pool(tmp_path: Path, how: str) -> None:
+    """``dies``: the worker is killed mid-message: a WorkerDiedError, not an endless wait for the rest.
+    ``closed``: the run stops (Ctrl-C, SIGTERM) while a worker is mid-message: stopping ends."""
+    script = tmp_path / "half_message.py"
+    script.write_text(HALF_MESSAGE, encoding="utf-8")
+    try:
+        done = subprocess.run(
+            [sys.executable, str(script), how, str(tmp_path / "flag")],
+            capture_output=True,
+            text=True,
+            timeout=120,  # a bound on a hang, not a measurement: the script ends in about a second
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the pool hung: {exc}")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split()
+    assert lines[0] == "0"
+    expected = ["died:", str(int(signal.SIGKILL))] if how == "dies" else ["closed"]
+    assert lines[-len(expected) :] == expected, done.stdout

@@ -142,6 +142,7 @@ def _kill_workers(executor: ProcessPoolExecutor) -> None:
     for process in workers:
         with contextlib.suppress(OSError, ValueError, AttributeError):  # already gone
             process.kill()
+    _unblock(executor)  # a worker killed while it sent a result would keep shutdown() waiting
     executor.shutdown(wait=True, cancel_futures=True)
     for process in workers:
         with contextlib.suppress(OSError, ValueError, AssertionError):  # already joined
@@ -228,8 +229,44 @@ def ordered_map(
 
 
 def _result(future: Future[R], executor: ProcessPoolExecutor, processes: dict[int, Any]) -> R:
-    try:
-        return future.result()
-    except BrokenProcessPool:
+    dead_since: float | None = None
+    while True:
+        try:
+            return future.result(timeout=_WATCH_EVERY)
+        except BrokenProcessPool:
+            processes.update(getattr(executor, "_processes", None) or {})
+            raise _died(processes, executor) from None
+        except TimeoutError:
+            pass
+        # The pool's thread notices a dead worker by itself, unless the worker died while sending a
+        # result: then it waits for the rest of that message forever. A worker that has been dead for a
+        # while with the pool not broken is that case: end the wait (see _unblock).
         processes.update(getattr(executor, "_processes", None) or {})
-        raise _died(processes, executor) from None
+        if not any(process.exitcode is not None for process in processes.values()):
+            continue
+        now = time.monotonic()
+        if dead_since is None:
+            dead_since = now
+        elif now - dead_since >= 2 * _WATCH_EVERY:
+            _unblock(executor)
+
+
+def _unblock(executor: ProcessPoolExecutor) -> None:
+    """Close this process's write end of the result pipe, once no worker runs that could still write.
+
+    A worker killed while it was sending a result leaves half a message in the pipe: the pool's thread
+    would wait for the rest forever (and ``shutdown()`` with it), because this process holds the pipe's
+    write end too. Closing it puts the read end at EOF, which the pool's thread takes as a broken pool.
+    Only once the other workers are gone too: a live one could be in the middle of a message."""
+    workers = list((getattr(executor, "_processes", None) or {}).values())
+    if any(process.exitcode is None for process in workers):
+        for process in workers:  # the pool is lost anyway: the others' chunks cannot be ordered after it
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                process.kill()
+        sentinels = [getattr(process, "sentinel", None) for process in workers]
+        with contextlib.suppress(OSError, ValueError):
+            multiprocessing.connection.wait([s for s in sentinels if s is not None], timeout=30)
+    writer = getattr(getattr(executor, "_result_queue", None), "_writer", None)
+    with contextlib.suppress(OSError, AttributeError):
+        if writer is not None:
+            writer.close()
