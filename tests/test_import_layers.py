@@ -28,6 +28,7 @@ SOURCE = Path(__file__).resolve().parent.parent / "src" / PACKAGE
 #: The core and the outer rings, by top-level module or package under ``response_templates``.
 CORE = frozenset(
     {
+        "controls",
         "errors",
         "events",
         "matching",

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Public modules and packages (the package docstring describes each one).
 PUBLIC = (
     "templates",
+    "controls",
     "batch",
     "library",
     "export",

@@ -11,6 +11,8 @@ package, that is the ``__all__`` of the package itself; its submodules are how i
 * ``templates`` -- the built-in library by name, model id or chat template (``rt.templates.get(...)``);
   ``library`` -- the model families behind it; ``export`` -- a template for transformers, vLLM or
   SGLang, written out or into a model folder's ``tokenizer_config.json``.
+* ``controls`` -- control tokens: a marker spelled out with ordinary tokens is text (token-exact parsing,
+  docs/tokenizers.md).
 * ``errors`` -- the error classes (also exported here); ``events`` -- the type of every event the
   library emits (at run time plain dicts).
 * ``content`` -- the content parsers and their registry (``register_content_parser`` adds your own);
@@ -36,7 +38,7 @@ starts with "Internal:". ``language``, ``parser`` and ``whole`` are the homes of
 ``ResponseTemplate``, ``FieldSpec``, ``ResponseParser`` and ``parse_response`` (whole-text parsing): import
 those from here; the rest of these modules is internal too.
 
-The layers: the core (``errors``, ``events``, ``matching``, ``language``, ``parser``, ``policy``, ``utf8``, ``whole``, ``values``,
+The layers: the core (``controls``, ``errors``, ``events``, ``matching``, ``language``, ``parser``, ``policy``, ``utf8``, ``whole``, ``values``,
 ``assembly``, ``content``, ``jsonlex``, ``calls``, ``tools``, ``transforms``, ``compiled``) never imports the outer
 rings (``library``, ``templates``, ``batch``, ``toolstream``, ``wire``, ``hf``, ``cli``, ``lint``, ``verify``,
 ``demo``, ``grammar``), and no module imports itself back through others; ``tests/test_import_layers.py`` checks both.
@@ -44,7 +46,9 @@ rings (``library``, ``templates``, ``batch``, ``toolstream``, ``wire``, ``hf``, 
 
 from __future__ import annotations
 
-from . import batch, templates, verify
+from typing import Any as _Any
+
+from . import batch, controls, templates, verify
 from .batch import BatchResult, RecordError, parse_batch
 from .errors import (
     AnchorNotFoundError,
@@ -90,3 +94,23 @@ __all__ = [
     "templates",
     "verify",
 ]
+
+
+class _TokenizerRing:
+    """The tokenizer integration as the core reaches it (controls.tokenizer_ring): response_templates.hf,
+    imported when a tokenizer is first passed to ResponseParser or parse_response."""
+
+    @staticmethod
+    def reader(tokenizer: _Any, prefix: _Any, control_tokens: _Any) -> _Any:
+        from .hf.control_tokens import token_input
+
+        return token_input(tokenizer, prefix, control_tokens)
+
+    @staticmethod
+    def parse(tokenizer: _Any, output: _Any, **options: _Any) -> _Any:
+        from .hf.parsing import parse_response as parse_ids
+
+        return parse_ids(tokenizer, output, **options)
+
+
+controls.tokenizer_ring = _TokenizerRing()

@@ -56,10 +56,12 @@ them at every transition that changes the watched delimiters.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from .assembly import MessageAssembler
+from .controls import MARK, ControlTokens, tokenizer_integration
 from .errors import ParseError, ParserStateError, ResponseTemplateError
 from .events import ParserEvent, RegionChunk
 from .jsonlex.end import JsonEnd
@@ -163,6 +165,18 @@ class ResponseParser:
         regex_budget: a :class:`~response_templates.RegexBudget` bounding the regex time of one search,
             of one call and of the whole stream (default ``RegexBudget()``: ``regex_timeout``, 5 s, 30 s);
             running out raises :class:`~response_templates.PatternTimeoutError`.
+        control_tokens: the texts of the tokenizer's control tokens (or a
+            :class:`~response_templates.controls.ControlTokens`), for output that comes as token ids: then
+            :meth:`feed` takes text decoded from ordinary tokens, in which a control token spelled out
+            does not match a delimiter, and :meth:`feed_control` takes a control token as generated (see
+            docs/tokenizers.md; :mod:`response_templates.hf` does this from ids). ``prefix`` may then be
+            a sequence of ``(text, is_control)`` pieces; a string prefix is read as text (every spelling
+            counts, as the chat template wrote it). None (the default): text is text, and every spelling
+            of a delimiter matches.
+        tokenizer: a Hugging Face tokenizer (transformers 5.25's call shape): :meth:`feed` then takes the
+            generated token ids (text too), ``prefix`` may be the prompt's ids, and the control tokens are
+            the tokenizer's (:func:`response_templates.hf.control_token_ids`). Nothing of the tokenizer
+            integration is imported unless it is given.
 
     Use :meth:`feed` for each chunk of model output (``str``, or ``bytes`` of UTF-8 that may split a
     character anywhere) and :meth:`finalize` once at the end; it returns a :class:`ParsedMessage`.
@@ -183,6 +197,8 @@ class ResponseParser:
         "_base",
         "_buf",
         "_chunk_events",
+        "_controls",
+        "_ctail",
         "_current",
         "_failed",
         "_fast_first",
@@ -192,6 +208,7 @@ class ResponseParser:
         "_incoming",
         "_incoming_len",
         "_keep",
+        "_marks",
         "_meter",
         "_pos",
         "_quiet",
@@ -199,6 +216,7 @@ class ResponseParser:
         "_scan_hint",
         "_skip_empty_at",
         "_suspended",
+        "_tokens",
         "_utf8",
         "_values",
         "_watch",
@@ -214,27 +232,48 @@ class ResponseParser:
     def __init__(
         self,
         template: Mapping[str, Any] | ResponseTemplate | str,
-        prefix: str | None = MISSING,
+        prefix: str | Sequence[tuple[str, bool]] | Any = MISSING,
         *,
         tools: Tools | None = None,
         errors: ErrorPolicy = "raise",
         missing_anchor: AnchorPolicy = "raise",
         regex_budget: RegexBudget | None = None,
+        control_tokens: ControlTokens | Iterable[str] | None = None,
+        tokenizer: Any = None,
     ) -> None:
         check_policy("errors", errors, ("raise", "keep"))
         check_policy("missing_anchor", missing_anchor, ("raise", "parse"))
         self.template = load_template(template)
         if prefix is MISSING or prefix is None:
             raise missing_prefix_error()
-        if not isinstance(prefix, str):
-            raise ResponseTemplateError(
-                f"prefix must be a string, got {type(prefix).__name__}; token ids are decoded by the "
-                "tokenizer integration (response_templates.hf)"
+        self._tokens: Any = None  # the token-id decoder (hf.PieceDecoder) when a tokenizer is given
+        if tokenizer is not None:
+            ring = tokenizer_integration()  # the tokenizer ring, plugged in by the package (controls.py)
+            self._tokens, prefix, control_tokens = ring.reader(tokenizer, prefix, control_tokens)
+        controls: ControlTokens | None = None
+        if control_tokens is not None:
+            controls = (
+                control_tokens if isinstance(control_tokens, ControlTokens) else ControlTokens(control_tokens)
             )
+        self._controls = controls
+        self._ctail = ""  # the end of the text from ordinary tokens so far (a spelling may continue it)
+        # Absolute offsets (in the buffer) of the marks put into spelled-out control tokens, in order.
+        self._marks: list[int] = []
+        prefix_marks: list[int] = []
+        if not isinstance(prefix, str):
+            if controls is None or not _is_pieces(prefix):
+                raise ResponseTemplateError(
+                    f"prefix must be a string, got {type(prefix).__name__}; token ids are decoded by the "
+                    "tokenizer integration (response_templates.hf)"
+                )
+            prefix, prefix_marks = controls.mark_pieces(prefix)
         t = self.template
         # What is left of the regex budget (RegexBudget): every search of this parser is charged to it.
         self._meter = RegexMeter(regex_budget, t.regex_timeout)
         remainder, found = t.cut_prefix(prefix, self._meter)
+        if prefix_marks:
+            cut = len(prefix) - len(remainder)
+            self._marks = [m - cut for m in prefix_marks if m >= cut]
         if not found and prefix and missing_anchor == "raise":
             raise anchor_not_found(t, prefix)
         self._keep = errors == "keep"
@@ -281,9 +320,14 @@ class ResponseParser:
     # -- public API ---------------------------------------------------------------------------------
 
     def feed(self, text: str | bytes) -> list[ParserEvent]:
-        """Add model output and return the events it produced (possibly none)."""
+        """Add model output and return the events it produced (possibly none).
+
+        With ``control_tokens``, ``text`` is text decoded from ordinary tokens: a control token spelled out
+        in it is text (see :meth:`feed_control`)."""
         if self._finalized:
             raise ParserStateError("feed() after finalize(): one parser follows one generation")
+        if self._tokens is not None and type(text) is not str and not isinstance(text, (bytes, bytearray)):
+            return self._feed_pieces(self._tokens.step(text))
         if type(text) is not str:
             if isinstance(text, (bytes, bytearray, memoryview)):
                 text = self._decode(bytes(text), final=False)
@@ -296,10 +340,94 @@ class ResponseParser:
             )
         if not text:
             return []
+        marked = False
+        if self._controls is not None:
+            text, marked = self._mark(text)
+        return self._feed_text(text, marked)
+
+    def _mark(self, text: str) -> tuple[str, bool]:
+        """Text from ordinary tokens with its spelled control tokens marked (recorded in ``_marks``)."""
+        assert self._controls is not None
+        text, marks, self._ctail = self._controls.mark(self._ctail, text)
+        if not marks:
+            return text, False
+        at = self._base + len(self._buf) + self._incoming_len
+        self._marks.extend(at + m for m in marks)
+        return text, True
+
+    def _append(self, text: str, control: bool) -> None:
+        """Whole-text reading (whole.py): add a piece to the text that finalize reads, unprocessed."""
+        if control:
+            self._ctail = ""
+        elif self._controls is not None:
+            text = self._mark(text)[0]
+        if text:
+            self._incoming.append(text)
+            self._incoming_len += len(text)
+
+    def feed_control(self, text: str | bytes) -> list[ParserEvent]:
+        """Add one control token as the model generated it (its id): its text matches delimiters as written.
+
+        Only for a parser made with ``control_tokens``; ``text`` is the token's text (a spelling from
+        :attr:`~response_templates.controls.ControlTokens.spellings`, as a rule). More generally, any
+        text fed here is read as text, where every spelling counts (str, or UTF-8 bytes as for
+        :meth:`feed`).
+
+        >>> import response_templates as rt
+        >>> template = {"start_anchor": "<|im_start|>assistant\\n", "fields": {"content": {"close": "<|im_end|>"}}}
+        >>> p = rt.ResponseParser(template, prefix="", control_tokens=["<|im_end|>"])
+        >>> for piece in ["Type ", "<|", "im_end", "|>", " to stop."]:  # spelled with ordinary tokens
+        ...     _ = p.feed(piece)
+        >>> _ = p.feed_control("<|im_end|>")  # the real token
+        >>> p.finalize()[0]
+        {'content': 'Type <|im_end|> to stop.'}
+        """
+        if self._controls is None:
+            raise ParserStateError(
+                "feed_control() needs a parser made with control_tokens=: without them every spelling is a "
+                "control token, so feed() the text"
+            )
+        if self._finalized:
+            raise ParserStateError("feed_control() after finalize(): one parser follows one generation")
+        if isinstance(text, (bytes, bytearray, memoryview)):
+            self._ctail = ""
+            decoded = self._decode(bytes(text), final=False)
+            return self._feed_text(decoded, False) if decoded else []
+        if type(text) is not str:
+            raise ResponseTemplateError(
+                f"feed_control() takes the token's text (str), got {type(text).__name__}"
+            )
+        if self._utf8 is not None and self._utf8.pending():
+            raise ResponseTemplateError(
+                "feed_control() came while an earlier bytes chunk ended inside a UTF-8 character; feed the "
+                "rest of that character as bytes first"
+            )
+        self._ctail = ""  # a spelling cannot run through a control token
+        if not text:
+            return []
+        return self._feed_text(text, False)
+
+    def _feed_pieces(self, pieces: list[tuple[str, bool]]) -> list[ParserEvent]:
+        """Pieces ``(text, is_control)`` decoded from ids: all of them are read, then the first error of
+        the call (if any) is raised with all of its events."""
+        events: list[ParserEvent] = []
+        failed: ResponseTemplateError | None = None
+        for text, control in pieces:
+            try:
+                events += self.feed_control(text) if control else self.feed(text)
+            except ParseError as exc:
+                events += list(exc.events or [])
+                failed = failed or exc
+        if failed is not None:
+            failed.events = events
+            raise failed
+        return events
+
+    def _feed_text(self, text: str, marked: bool) -> list[ParserEvent]:
         buf = self._buf
         if self._pos == len(buf) and not self._incoming:
             # Nothing is held back: the chunk starts a fresh buffer (keeping the lookbehind window).
-            if self._delimiter_free(text):
+            if not marked and self._delimiter_free(text):
                 # Fast path: no watched delimiter can start in this chunk (see WatchSet.first_chars).
                 self._base += len(buf)
                 self._buf = text
@@ -364,6 +492,7 @@ class ResponseParser:
         region = self._current
         if (
             region is None
+            or self._controls is not None
             or self._pos != len(self._buf)
             or self._incoming
             or self._finalized
@@ -402,9 +531,15 @@ class ResponseParser:
         """
         if self._finalized:
             raise ParserStateError("finalize() called twice: one parser follows one generation")
-        self._finalized = True  # whatever happens below, this parser has followed its generation
-        events: list[ParserEvent] = []
+        early: list[ParserEvent] = []
         failure: ParseError | None = None
+        if self._tokens is not None:
+            try:
+                early = self._feed_pieces(self._tokens.flush())  # what the decoder still held
+            except ParseError as exc:
+                failure, early = exc, list(exc.events or [])
+        self._finalized = True  # whatever happens below, this parser has followed its generation
+        events: list[ParserEvent] = early
         if self._utf8 is not None:
             try:
                 tail = self._decode(b"", final=True)
@@ -629,10 +764,42 @@ class ResponseParser:
             self._base += drop
             self._pos -= drop
 
+    # -- control-token marks (controls.py) ------------------------------------------------------------
+
+    def _marked_between(self, start: int, end: int) -> bool:
+        """Whether a mark lies in the absolute range ``[start, end)``."""
+        marks = self._marks
+        i = bisect_left(marks, start)
+        return i < len(marks) and marks[i] < end
+
+    def _unmark(self, text: str, at: int) -> str:
+        """``text`` (the buffer from absolute offset ``at``) without the marks in it, taken out by position:
+        a U+FDD2 the model wrote is not a mark and stays."""
+        marks = self._marks
+        end = at + len(text)
+        if marks[-1] < at:
+            return text
+        i = bisect_left(marks, at)
+        if i == len(marks) or marks[i] >= end:
+            return text
+        pieces: list[str] = []
+        last = 0
+        while i < len(marks) and marks[i] < end:
+            cut = marks[i] - at
+            pieces.append(text[last:cut])
+            last = cut + 1
+            i += 1
+        pieces.append(text[last:])
+        return "".join(pieces)
+
     # -- routing ------------------------------------------------------------------------------------
 
     def _route(self, events: list[ParserEvent], text: str) -> None:
         """Add routed text to the open region (outside, open an implicit segment first, or discard it)."""
+        if self._marks:
+            text = self._unmark(text, self._base + self._pos)
+            if not text:
+                return
         region = self._current
         if region is None:
             implicit = self.template.implicit
@@ -660,14 +827,19 @@ class ResponseParser:
             self._close_region(events, None)
         end = JsonEnd.for_args(field.content_args) if field.close_json else None
         opener = self._buf[match.start : match.end] if self._keep else ""
-        self._current = self._region(field, self._base + match.end, match.captures, end, opener)
+        captures = match.captures
+        if self._marks:
+            opener = self._unmark(opener, self._base + match.start)
+            if captures and self._marked_between(self._base + match.start, self._base + match.end):
+                captures = {k: v.replace(MARK, "") for k, v in captures.items()}
+        self._current = self._region(field, self._base + match.end, captures, end, opener)
         self._enter(self.template.inside[field.name], end)
         if self._quiet:
             return
-        if match.captures:
+        if captures:
             # [ours, additive] the open delimiter's named groups (a tool name in the header, say), so that
             # consumers know them at once; a copy, so the event can be modified freely.
-            events.append({"type": "region_open", "field": field.name, "captures": dict(match.captures)})
+            events.append({"type": "region_open", "field": field.name, "captures": dict(captures)})
         else:
             events.append({"type": "region_open", "field": field.name})
 
@@ -683,6 +855,13 @@ class ResponseParser:
         captures = (
             {**region.captures, **close.captures} if close is not None and close.captures else region.captures
         )
+        if (
+            close is not None
+            and close.captures
+            and self._marks
+            and self._marked_between(self._base + close.start, self._base + close.end)
+        ):
+            captures = {k: v.replace(MARK, "") for k, v in captures.items()}
         # Change state first: whatever happens below, the parser is back outside any region (or back in
         # the region this one opened inside, which resumes).
         resumed = self._suspended
@@ -714,7 +893,11 @@ class ResponseParser:
             events.append({"type": "region_close", "field": field.name, "value": None, "error": exc.detail})
             if self._keep:
                 # Nothing is lost: the region's text as written, delimiters included, stays in the message.
-                closer = self._buf[close.start : close.end] if close is not None else ""
+                closer = ""
+                if close is not None:
+                    closer = self._buf[close.start : close.end]
+                    if closer and self._marks:
+                        closer = self._unmark(closer, self._base + close.start)
                 text = region.opener + raw + closer
                 events.append({"type": "unparsed", "field": field.name, "text": text, "error": exc.detail})
                 self._assembler.add_kept(text, start - len(region.opener))
@@ -727,3 +910,11 @@ class ResponseParser:
             return
         if not self._quiet:
             events.append({"type": "region_close", "field": field.name, "value": value})
+
+
+def _is_pieces(value: Any) -> bool:
+    """Whether ``value`` is a prefix given as ``(text, is_control)`` pieces."""
+    return isinstance(value, Sequence) and all(
+        isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], bool)
+        for item in value
+    )

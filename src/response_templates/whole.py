@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .controls import ControlTokens, tokenizer_integration
 from .errors import ParseError, ResponseTemplateError
 from .language import ResponseTemplate, load_template
 from .matching import RegexBudget
@@ -22,7 +23,7 @@ from .policy import (
     tool_params,
 )
 
-__all__ = ["parse_response"]
+__all__ = ["parse_pieces", "parse_response"]
 
 
 def parse_response(
@@ -34,6 +35,7 @@ def parse_response(
     errors: ErrorPolicy = "raise",
     missing_anchor: AnchorPolicy = "raise",
     regex_budget: RegexBudget | None = None,
+    tokenizer: Any = None,
 ) -> ParsedMessage | list[ParsedMessage]:
     """Parse one complete generation (or a batch) into a message dict (a :class:`ParsedMessage`).
 
@@ -51,6 +53,10 @@ def parse_response(
     ``template`` is template data (a dict or JSON text), a compiled template, or the name of a family of
     the built-in library or a model id (``"qwen3"``, ``"Qwen/Qwen3-8B"``), as
     :func:`~response_templates.load_template` reads it.
+
+    ``tokenizer`` (a Hugging Face tokenizer, transformers 5.25's call shape): ``text`` and ``prefix`` may
+    then be token ids, parsed as ids, where a control token matches a delimiter only where the model
+    generated it (:func:`response_templates.hf.parse_response`, docs/tokenizers.md).
 
     >>> import response_templates as rt
     >>> t = {"start_anchor": "<|im_start|>assistant\\n",
@@ -70,6 +76,16 @@ def parse_response(
     check_policy("errors", errors, ("raise", "keep"))
     check_policy("missing_anchor", missing_anchor, ("raise", "parse"))
     compiled = load_template(template)
+    if tokenizer is not None:
+        return tokenizer_integration().parse(  # type: ignore[no-any-return]
+            tokenizer,
+            text,
+            prefix=prefix,
+            tools=tools,
+            template=compiled,
+            errors=errors,
+            missing_anchor=missing_anchor,
+        )
     if isinstance(text, (bytes, bytearray)) and errors == "keep":
         if not isinstance(prefix, str):
             raise ResponseTemplateError(
@@ -155,4 +171,51 @@ def _parse_one(
         return read(True)
     except ParseError:
         # A failure carries the events of the call that found it: read the text again, building them.
+        return read(False)
+
+
+def parse_pieces(
+    pieces: Sequence[tuple[str, bool]],
+    template: Mapping[str, Any] | ResponseTemplate | str,
+    *,
+    prefix: str | Sequence[tuple[str, bool]],
+    control_tokens: ControlTokens,
+    tools: Tools | ToolParams | None = None,
+    errors: ErrorPolicy = "raise",
+    missing_anchor: AnchorPolicy = "raise",
+    regex_budget: RegexBudget | None = None,
+) -> ParsedMessage:
+    """Parse one complete generation given as pieces ``(text, is_control)`` (what token ids decode to:
+    see :mod:`response_templates.controls`), in one final pass like :func:`parse_response`.
+
+    >>> import response_templates as rt
+    >>> from response_templates.controls import ControlTokens
+    >>> t = {"start_anchor": "<|im_start|>assistant\\n", "fields": {"content": {"close": "<|im_end|>"}}}
+    >>> pieces = [("Type <|im_end|> to stop.", False), ("<|im_end|>", True)]
+    >>> parse_pieces(pieces, t, prefix="", control_tokens=ControlTokens(["<|im_end|>"]))
+    {'content': 'Type <|im_end|> to stop.'}
+    """
+    compiled = load_template(template)
+    check_policy("errors", errors, ("raise", "keep"))
+    check_policy("missing_anchor", missing_anchor, ("raise", "parse"))
+    tool_arg: Any = tools
+
+    def read(quiet: bool) -> ParsedMessage:
+        parser = ResponseParser(
+            compiled,
+            prefix,
+            tools=tool_arg,
+            errors=errors,
+            missing_anchor=missing_anchor,
+            regex_budget=regex_budget,
+            control_tokens=control_tokens,
+        )
+        parser._quiet = quiet
+        for text, control in pieces:
+            parser._append(text, control)
+        return parser.finalize()[0]
+
+    try:
+        return read(True)
+    except ParseError:
         return read(False)

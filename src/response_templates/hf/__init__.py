@@ -5,8 +5,9 @@ Everything here takes the tokenizer as its first argument and works with any tra
 until you pass one in, and torch is never required (numpy arrays and torch tensors are both accepted).
 
 * :func:`parse_response` / :func:`get_response_parser`: the tokenizer methods of docs/spec.md, section 2.
-  Output and prefix may be text or token ids, one or a batch; ids are decoded with special tokens kept,
-  padding is removed, the template defaults to the tokenizer's ``response_template``.
+  Output and prefix may be text or token ids, one or a batch; ids are parsed as ids (a control token
+  matches a delimiter only where the model generated it: :func:`control_token_ids`), padding is removed,
+  the template defaults to the tokenizer's ``response_template``.
 * :class:`TokenResponseParser`: streaming from ids (``feed_tokens``), decoded by :class:`TokenDecoder`,
   which is exact (no U+FFFD from split characters, no lost or doubled spaces) at O(1) per token.
 * :class:`ResponseStreamer`: ``model.generate(..., streamer=...)`` as an iterator of parser events.
@@ -38,6 +39,7 @@ from .config import (
     load_response_template,
     save_response_template,
 )
+from .control_tokens import PieceDecoder, control_token_ids
 from .decoding import TokenDecoder, clean_up_applies, decode_text
 from .methods import install, uninstall
 from .parsing import TokenResponseParser, get_response_parser, parse_response
@@ -45,11 +47,13 @@ from .streamer import ResponseStreamer, StreamTimeout
 
 __all__ = [
     "MissingTemplateError",
+    "PieceDecoder",
     "ResponseStreamer",
     "StreamTimeout",
     "TokenDecoder",
     "TokenResponseParser",
     "clean_up_applies",
+    "control_token_ids",
     "decode_text",
     "get_response_parser",
     "install",

@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..controls import ControlTokens
 from ..errors import ParseError, ParserStateError, ResponseTemplateError
 from ..events import ParserEvent
 from ..language import ResponseTemplate
 from ..parser import ResponseParser
-from ..policy import MISSING, AnchorPolicy, ErrorPolicy, ParsedMessage
+from ..policy import MISSING, AnchorPolicy, ErrorPolicy, ParsedMessage, tool_params
+from ..whole import parse_pieces as _parse_pieces
 from ..whole import parse_response as _parse_text
 from .config import resolve_template
-from .decoding import TokenDecoder, decode_text
+from .control_tokens import PieceDecoder, control_tokens_for
+from .decoding import decode_text
 from .inputs import Inputs, Item, normalize, pad_info
 
 __all__ = ["TokenResponseParser", "get_response_parser", "parse_response"]
 
 Template = Mapping[str, Any] | ResponseTemplate | str
 Tools = Sequence[Mapping[str, Any] | Callable[..., Any]] | None
+#: Which token texts are control tokens: "auto" (the tokenizer's), or the texts (``()``: the text reading).
+Controls = Iterable[str] | str
+Pieces = list[tuple[str, bool]]
 
 
 def _prefix_required() -> ResponseTemplateError:
@@ -52,11 +58,51 @@ def _prefix_text(tokenizer: Any, prefix: Item) -> str:
     return prefix if isinstance(prefix, str) else decode_text(tokenizer, prefix)
 
 
-def _output_text(tokenizer: Any, output: Item, prefix: Item) -> str:
+def _prefix_pieces(tokenizer: Any, prefix: Item, controls: Mapping[int, str]) -> str | Pieces:
+    """The prompt for a parser that reads ids: text as it is (every spelling counts, as the chat template
+    wrote it), ids as pieces (a control token the user spelled out in a message stays text)."""
+    if isinstance(prefix, str):
+        return prefix
+    decoder = PieceDecoder(tokenizer, controls)
+    return decoder.step(prefix) + decoder.flush()
+
+
+def _output_pieces(tokenizer: Any, output: list[int], prefix: Item, controls: Mapping[int, str]) -> Pieces:
+    decoder = PieceDecoder(tokenizer, controls, prompt_ids=None if isinstance(prefix, str) else prefix)
+    return decoder.step(output) + decoder.flush()
+
+
+def _parse_item(
+    tokenizer: Any,
+    compiled: ResponseTemplate,
+    output: Item,
+    prefix: Item,
+    controls: Mapping[int, str],
+    tools: Tools,
+    errors: ErrorPolicy,
+    missing_anchor: AnchorPolicy,
+    shared_prefix: str | Pieces | None = None,
+) -> ParsedMessage:
+    """One output: text is parsed as text; ids as ids (control tokens match only as generated)."""
     if isinstance(output, str):
-        return output
-    decoder = TokenDecoder(tokenizer, prompt_ids=None if isinstance(prefix, str) else prefix)
-    return decoder.decode(output)
+        prefix_text = _prefix_text(tokenizer, prefix)
+        result = _parse_text(
+            output, compiled, prefix=prefix_text, tools=tools, errors=errors, missing_anchor=missing_anchor
+        )
+        assert isinstance(result, ParsedMessage)
+        return result
+    pieces = _output_pieces(tokenizer, output, prefix, controls)
+    spellings = ControlTokens(controls.values())
+    prefix_in = shared_prefix if shared_prefix is not None else _prefix_pieces(tokenizer, prefix, controls)
+    return _parse_pieces(
+        pieces,
+        compiled,
+        prefix=prefix_in,
+        control_tokens=spellings,
+        tools=tools,
+        errors=errors,
+        missing_anchor=missing_anchor,
+    )
 
 
 def parse_response(
@@ -68,6 +114,7 @@ def parse_response(
     template: Template | None = None,
     errors: ErrorPolicy = "raise",
     missing_anchor: AnchorPolicy = "raise",
+    control_tokens: Controls = "auto",
 ) -> ParsedMessage | list[ParsedMessage]:
     """Parse a finished generation given as token ids (or text), using the tokenizer's template.
 
@@ -87,9 +134,14 @@ def parse_response(
             ``message.errors`` says what failed, instead of raising.
         missing_anchor: ``"raise"`` (default): a non-empty prompt without the template's start anchor
             raises :class:`~response_templates.AnchorNotFoundError`; ``"parse"`` reads it all.
+        control_tokens: which tokens are control tokens (docs/tokenizers.md): ``"auto"`` (default: the
+            special tokens and the added tokens the chat template writes, as transformers 5.25 decides),
+            or the token texts; ``()`` is the text reading, where every spelling of a delimiter counts.
 
-    Ids are decoded with special tokens kept (delimiters are often special tokens). Padding is removed
-    first: see :mod:`response_templates.hf.inputs`. Returns a message dict
+    Ids are parsed as ids: a delimiter that is a control token matches only where the model generated
+    that token, and the same characters spelled with ordinary tokens stay text. Ids are decoded with
+    special tokens kept; padding is removed first: see :mod:`response_templates.hf.inputs`. A text
+    output is parsed as text (every spelling counts). Returns a message dict
     (:class:`~response_templates.ParsedMessage`), or a list of them for a batch.
 
     Raises :class:`~response_templates.hf.MissingTemplateError` when there is no template,
@@ -100,16 +152,11 @@ def parse_response(
     prefixes = _prefixes(tokenizer, prefix)
     pad_id, keep_one = pad_info(tokenizer)
     outputs = normalize(output, pad_id=pad_id, keep_one=keep_one, what="output")
+    controls = control_tokens_for(tokenizer, control_tokens)
     if not outputs.batched:
         one = _single_prefix(prefixes, "a single output")
-        text = _output_text(tokenizer, outputs.items[0], one)
-        return _parse_text(
-            text,
-            compiled,
-            prefix=_prefix_text(tokenizer, one),
-            tools=tools,
-            errors=errors,
-            missing_anchor=missing_anchor,
+        return _parse_item(
+            tokenizer, compiled, outputs.items[0], one, controls, tools, errors, missing_anchor
         )
     n = len(outputs.items)
     if prefixes.batched and len(prefixes.items) != n:
@@ -117,19 +164,30 @@ def parse_response(
             f"batch of {n} outputs but {len(prefixes.items)} prefixes: pass one prefix for all, or one per output"
         )
     items = prefixes.items if prefixes.batched else prefixes.items * n
-    texts: list[str] = []
-    prefix_texts: list[str] = []
-    shared = None if prefixes.batched or not items else _prefix_text(tokenizer, items[0])
+    shared = None if prefixes.batched or not items else _prefix_pieces(tokenizer, items[0], controls)
+    params = tool_params(tools)
+    results: list[ParsedMessage] = []
     for index, (item, item_prefix) in enumerate(zip(outputs.items, items, strict=True)):
         try:
-            texts.append(_output_text(tokenizer, item, item_prefix))
-            prefix_texts.append(shared if shared is not None else _prefix_text(tokenizer, item_prefix))
+            results.append(
+                _parse_item(
+                    tokenizer,
+                    compiled,
+                    item,
+                    item_prefix,
+                    controls,
+                    params,  # type: ignore[arg-type]
+                    errors,
+                    missing_anchor,
+                    shared if not isinstance(item, str) else None,
+                )
+            )
         except ResponseTemplateError as exc:
             exc.index = index
+            if hasattr(exc, "add_note"):
+                exc.add_note(f"(in batch item {index})")
             raise
-    return _parse_text(
-        texts, compiled, prefix=prefix_texts, tools=tools, errors=errors, missing_anchor=missing_anchor
-    )
+    return results
 
 
 class TokenResponseParser:
@@ -146,10 +204,14 @@ class TokenResponseParser:
         errors, missing_anchor: as for :class:`~response_templates.ResponseParser` (``"keep"``: a region
             that does not parse is kept as text and recorded, never raised).
 
+        control_tokens: which tokens are control tokens: ``"auto"`` (default), the token texts, or
+            ``()`` for the text reading (see :func:`parse_response`).
+
     :meth:`feed_tokens` takes ids (one int, a list, a 1-D array or tensor, or a ``[1, n]`` one) and
     returns events; :meth:`feed` takes text (after all ids fed so far); :meth:`finalize` ends the
-    stream. The events and the message are exactly those of parsing ``tokenizer.decode`` of the whole
-    output (decoded after the prompt when ``prefix`` is ids), however the ids are split.
+    stream. A delimiter that is a control token matches only where the model generated its id. The
+    events and the message are exactly those of :func:`parse_response` of the whole output, however
+    the ids are split.
     """
 
     __slots__ = ("decoder", "parser")
@@ -163,15 +225,22 @@ class TokenResponseParser:
         tools: Tools = None,
         errors: ErrorPolicy = "raise",
         missing_anchor: AnchorPolicy = "raise",
+        control_tokens: Controls = "auto",
     ) -> None:
         compiled = resolve_template(tokenizer, template)
         one = _single_prefix(_prefixes(tokenizer, prefix), "a streaming parser")
-        #: The text parser the decoded text goes to.
+        controls = control_tokens_for(tokenizer, control_tokens)
+        #: The incremental decoder (ids -> exact text, control tokens as pieces of their own).
+        self.decoder = PieceDecoder(tokenizer, controls, prompt_ids=None if isinstance(one, str) else one)
+        #: The parser the decoded text goes to.
         self.parser = ResponseParser(
-            compiled, _prefix_text(tokenizer, one), tools=tools, errors=errors, missing_anchor=missing_anchor
+            compiled,
+            _prefix_pieces(tokenizer, one, controls),
+            tools=tools,
+            errors=errors,
+            missing_anchor=missing_anchor,
+            control_tokens=self.decoder.spellings,
         )
-        #: The incremental decoder (ids -> exact text).
-        self.decoder = TokenDecoder(tokenizer, prompt_ids=None if isinstance(one, str) else one)
 
     @property
     def initial_events(self) -> list[ParserEvent]:
@@ -203,21 +272,45 @@ class TokenResponseParser:
         """Add generated token ids; return the events they produced (often none: see the decoder)."""
         if self.parser.finalized:
             raise ParserStateError("feed_tokens() after finalize(): one parser follows one generation")
-        text = self.decoder.step(_one_row(ids))
-        return self.parser.feed(text) if text else []
+        pieces = self.decoder.step(_one_row(ids))
+        if not pieces:
+            return []
+        return self._feed_pieces(pieces)
+
+    def _feed_pieces(self, pieces: Pieces) -> list[ParserEvent]:
+        parser = self.parser
+        if len(pieces) == 1:
+            text, control = pieces[0]
+            return parser.feed_control(text) if control else parser.feed(text)
+        events: list[ParserEvent] = []
+        for index, (text, control) in enumerate(pieces):
+            try:
+                events += parser.feed_control(text) if control else parser.feed(text)
+            except ParseError as exc:
+                # Read the rest of the ids too (nothing is lost), then raise with every event of the call.
+                events += list(exc.events or [])
+                for rest, rest_control in pieces[index + 1 :]:
+                    try:
+                        events += parser.feed_control(rest) if rest_control else parser.feed(rest)
+                    except ParseError as more:
+                        events += list(more.events or [])
+                exc.events = events
+                raise
+        return events
 
     def feed(self, text: str | bytes) -> list[ParserEvent]:
-        """Add text (``str`` or UTF-8 ``bytes``) that follows everything fed so far."""
+        """Add text (``str`` or UTF-8 ``bytes``) that follows everything fed so far. It is read as text:
+        every spelling of a delimiter in it counts (only ids tell a control token from its spelling)."""
         if self.decoder.pending:
             raise ResponseTemplateError(
                 f"feed() got text while {self.decoder.pending} token id(s) are still being decoded (part of "
                 "a character or a run of byte tokens): feed the remaining ids with feed_tokens() first"
             )
-        held = self.decoder._release()
+        held = self.decoder.release()
         if not held:
-            return self.parser.feed(text)
+            return self.parser.feed_control(text)
         events = self.parser.feed(held)
-        return events + self.parser.feed(text)
+        return events + self.parser.feed_control(text)
 
     def finalize(self) -> tuple[ParsedMessage, list[ParserEvent]]:
         """End the stream: decode what the decoder still holds, then finalize the parser.
@@ -233,7 +326,7 @@ class TokenResponseParser:
         failed: ParseError | None = None
         if tail:
             try:
-                events = self.parser.feed(tail)
+                events = self._feed_pieces(tail)
             except ParseError as exc:
                 failed = exc
                 events = list(exc.events or [])
@@ -272,6 +365,7 @@ def get_response_parser(
     template: Template | None = None,
     errors: ErrorPolicy = "raise",
     missing_anchor: AnchorPolicy = "raise",
+    control_tokens: Controls = "auto",
 ) -> TokenResponseParser:
     """A streaming parser for one generation: feed it token ids (or text) as they come.
 
@@ -281,5 +375,11 @@ def get_response_parser(
     :class:`TokenResponseParser`.
     """
     return TokenResponseParser(
-        tokenizer, template, prefix=prefix, tools=tools, errors=errors, missing_anchor=missing_anchor
+        tokenizer,
+        template,
+        prefix=prefix,
+        tools=tools,
+        errors=errors,
+        missing_anchor=missing_anchor,
+        control_tokens=control_tokens,
     )
