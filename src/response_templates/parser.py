@@ -213,6 +213,7 @@ class ResponseParser:
         "_pos",
         "_quiet",
         "_raised",
+        "_raw",
         "_scan_hint",
         "_skip_empty_at",
         "_suspended",
@@ -257,6 +258,7 @@ class ResponseParser:
             )
         self._controls = controls
         self._ctail = ""  # the end of the text from ordinary tokens so far (a spelling may continue it)
+        self._raw = False  # the text being fed is read as written (feed_control)
         # Absolute offsets (in the buffer) of the marks put into spelled-out control tokens, in order.
         self._marks: list[int] = []
         prefix_marks: list[int] = []
@@ -319,11 +321,12 @@ class ResponseParser:
 
     # -- public API ---------------------------------------------------------------------------------
 
-    def feed(self, text: str | bytes) -> list[ParserEvent]:
+    def feed(self, text: str | bytes | Sequence[int]) -> list[ParserEvent]:
         """Add model output and return the events it produced (possibly none).
 
         With ``control_tokens``, ``text`` is text decoded from ordinary tokens: a control token spelled out
-        in it is text (see :meth:`feed_control`)."""
+        in it is text (see :meth:`feed_control`). With ``tokenizer``, it may be token ids (a list, or a
+        1-D array)."""
         if self._finalized:
             raise ParserStateError("feed() after finalize(): one parser follows one generation")
         if self._tokens is not None and type(text) is not str and not isinstance(text, (bytes, bytearray)):
@@ -342,8 +345,54 @@ class ResponseParser:
             return []
         marked = False
         if self._controls is not None:
-            text, marked = self._mark(text)
-        return self._feed_text(text, marked)
+            if self._raw:  # feed_control: read as written
+                self._raw = False
+            else:
+                text, marked = self._mark(text)
+        buf = self._buf
+        if self._pos == len(buf) and not self._incoming:
+            # Nothing is held back: the chunk starts a fresh buffer (keeping the lookbehind window).
+            if not marked and self._delimiter_free(text):
+                # Fast path: no watched delimiter can start in this chunk (see WatchSet.first_chars).
+                self._base += len(buf)
+                self._buf = text
+                self._pos = len(text)
+                region = self._current
+                if region is not None:
+                    region.body.append(text)
+                    event = region.chunk.copy()
+                    event["text"] = text
+                    return [event]
+                events: list[ParserEvent] = []
+                self._pos = 0  # an implicit segment opened here starts at the chunk's first character
+                self._route(events, text)
+                self._pos = len(text)
+                return events
+            keep = buf[-self._window :]
+            self._base += len(buf) - len(keep)
+            self._buf = buf = keep + text
+            self._pos = start = len(keep)
+            literal = self._fast_literal
+            if literal is not None and not self._bad_bytes and literal.literal_re.search(buf, start) is None:
+                # Only literal delimiters are watched and none is in the chunk: route all of it but the
+                # tail that could still start one (no regex search, nothing to meter).
+                stop = len(buf)
+                if buf[-1] in literal.prefix_last_chars:
+                    stop = min(stop, literal._literal_hold_back(buf, start))
+                events = []
+                if stop > start:
+                    self._route(events, buf[start:stop])
+                    self._pos = stop
+                return events
+        else:
+            self._incoming.append(text)
+            self._incoming_len += len(text)
+            pending = len(buf) - self._pos
+            if pending > _RESCAN_FLOOR and self._incoming_len * 2 < pending:
+                return []  # a long undecided span: wait for enough new text to make a re-scan worthwhile
+        events = []
+        self._run(events, final=False)
+        return events
 
     def _mark(self, text: str) -> tuple[str, bool]:
         """Text from ordinary tokens with its spelled control tokens marked (recorded in ``_marks``)."""
@@ -389,15 +438,11 @@ class ResponseParser:
             )
         if self._finalized:
             raise ParserStateError("feed_control() after finalize(): one parser follows one generation")
-        if isinstance(text, (bytes, bytearray, memoryview)):
-            self._ctail = ""
-            decoded = self._decode(bytes(text), final=False)
-            return self._feed_text(decoded, False) if decoded else []
-        if type(text) is not str:
+        if type(text) is not str and not isinstance(text, (bytes, bytearray, memoryview)):
             raise ResponseTemplateError(
                 f"feed_control() takes the token's text (str), got {type(text).__name__}"
             )
-        if self._utf8 is not None and self._utf8.pending():
+        if type(text) is str and self._utf8 is not None and self._utf8.pending():
             raise ResponseTemplateError(
                 "feed_control() came while an earlier bytes chunk ended inside a UTF-8 character; feed the "
                 "rest of that character as bytes first"
@@ -405,7 +450,11 @@ class ResponseParser:
         self._ctail = ""  # a spelling cannot run through a control token
         if not text:
             return []
-        return self._feed_text(text, False)
+        self._raw = True
+        try:
+            return self.feed(text)
+        finally:
+            self._raw = False
 
     def _feed_pieces(self, pieces: list[tuple[str, bool]]) -> list[ParserEvent]:
         """Pieces ``(text, is_control)`` decoded from ids: all of them are read, then the first error of
@@ -421,52 +470,6 @@ class ResponseParser:
         if failed is not None:
             failed.events = events
             raise failed
-        return events
-
-    def _feed_text(self, text: str, marked: bool) -> list[ParserEvent]:
-        buf = self._buf
-        if self._pos == len(buf) and not self._incoming:
-            # Nothing is held back: the chunk starts a fresh buffer (keeping the lookbehind window).
-            if not marked and self._delimiter_free(text):
-                # Fast path: no watched delimiter can start in this chunk (see WatchSet.first_chars).
-                self._base += len(buf)
-                self._buf = text
-                self._pos = len(text)
-                region = self._current
-                if region is not None:
-                    region.body.append(text)
-                    event = region.chunk.copy()
-                    event["text"] = text
-                    return [event]
-                events: list[ParserEvent] = []
-                self._pos = 0  # an implicit segment opened here starts at the chunk's first character
-                self._route(events, text)
-                self._pos = len(text)
-                return events
-            keep = buf[-self._window :]
-            self._base += len(buf) - len(keep)
-            self._buf = buf = keep + text
-            self._pos = start = len(keep)
-            literal = self._fast_literal
-            if literal is not None and not self._bad_bytes and literal.literal_re.search(buf, start) is None:
-                # Only literal delimiters are watched and none is in the chunk: route all of it but the
-                # tail that could still start one (no regex search, nothing to meter).
-                stop = len(buf)
-                if buf[-1] in literal.prefix_last_chars:
-                    stop = min(stop, literal._literal_hold_back(buf, start))
-                events = []
-                if stop > start:
-                    self._route(events, buf[start:stop])
-                    self._pos = stop
-                return events
-        else:
-            self._incoming.append(text)
-            self._incoming_len += len(text)
-            pending = len(buf) - self._pos
-            if pending > _RESCAN_FLOOR and self._incoming_len * 2 < pending:
-                return []  # a long undecided span: wait for enough new text to make a re-scan worthwhile
-        events = []
-        self._run(events, final=False)
         return events
 
     def feed_region(self, text: str) -> Mapping[str, Any] | None:

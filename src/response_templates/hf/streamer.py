@@ -59,7 +59,7 @@ from ..events import ParserEvent
 from ..language import ResponseTemplate
 from ..parser import ResponseParser
 from .config import resolve_template
-from .parsing import Template, TokenResponseParser, Tools, _one_row
+from .parsing import Controls, Template, TokenResponseParser, Tools, _one_row
 
 __all__ = ["ResponseStreamer", "StreamTimeout"]
 
@@ -116,6 +116,8 @@ class ResponseStreamer:
         timeout: seconds the iterator waits for the next event before raising :class:`StreamTimeout`
             (``None``: forever). Always set one when ``generate`` runs in a plain thread: if it dies
             outside the streamer, nothing else would wake the iterator up (:meth:`run` does).
+        control_tokens: which tokens are control tokens (docs/tokenizers.md): ``"auto"`` (default), the
+            token texts, or ``()`` for the text reading; the generated ids are parsed as ids.
 
     Use::
 
@@ -139,8 +141,10 @@ class ResponseStreamer:
         *,
         tools: Tools = None,
         timeout: float | None = None,
+        control_tokens: Controls = "auto",
     ) -> None:
         self._tokenizer = tokenizer
+        self._controls = control_tokens
         self._template: ResponseTemplate = resolve_template(tokenizer, template)
         if tools:
             ResponseParser(self._template, "", tools=tools)  # bad tools fail here, not in generate()
@@ -185,7 +189,11 @@ class ResponseStreamer:
         if parser is None:
             try:
                 self._parser = TokenResponseParser(
-                    self._tokenizer, self._template, prefix=_prompt(value), tools=self._tools
+                    self._tokenizer,
+                    self._template,
+                    prefix=_prompt(value),
+                    tools=self._tools,
+                    control_tokens=self._controls,
                 )
             except BaseException as exc:
                 self._fail(exc)
@@ -213,7 +221,11 @@ class ResponseStreamer:
         try:
             if self._parser is None:  # generate() never sent a prompt
                 self._parser = TokenResponseParser(
-                    self._tokenizer, self._template, prefix="", tools=self._tools
+                    self._tokenizer,
+                    self._template,
+                    prefix="",
+                    tools=self._tools,
+                    control_tokens=self._controls,
                 )
                 self._emit(self._parser.initial_events)
             message, events = self._parser.finalize()

@@ -320,7 +320,7 @@ class WireAdapter:
             self._event(event, False)
         return out
 
-    def step(self, parser: ResponseParser, piece: str | bytes) -> list[Chunk]:
+    def step(self, parser: ResponseParser, piece: str | bytes | Sequence[int]) -> list[Chunk]:
         """Feed a piece of model output to ``parser`` and translate its events: the same chunks as
         ``self.feed(parser.feed(piece))``, and the same errors, at less cost per piece. A
         :class:`~response_templates.ParseError` of ``parser.feed`` reaches the caller before this adapter
