@@ -193,6 +193,10 @@ def test_install_on_a_class_without_the_methods(legacy_class: Any, tmp_path: Pat
     assert message == hf.parse_response(loaded, ids, prefix="")
     assert [e["type"] for e in events + final].count("region_close") == 3
     assert loaded.get_response_parser(other, prefix="").template.to_dict() == other
+    ids_parser = loaded.get_response_parser(prefix=[], token_ids=True)  # transformers 5.25's flag
+    for i in ids:
+        ids_parser.feed([i])
+    assert ids_parser.finalize()[0] == message
     assert sorted(hf.uninstall(legacy_class)) == [
         "get_response_parser",
         "parse_response",

@@ -243,6 +243,8 @@ def token_input(tokenizer: Any, prefix: Any, chosen: Any) -> tuple[PieceDecoder,
     if not isinstance(prefix, str):
         pad_id, keep_one = pad_info(tokenizer)
         inputs = normalize(prefix, pad_id=pad_id, keep_one=keep_one, what="prefix")
+        if not inputs.items:  # [] or an empty array: the explicit opt-out, as prefix=""
+            inputs = normalize("", pad_id=pad_id, keep_one=keep_one, what="prefix")
         if inputs.batched and len(inputs.items) != 1:
             raise ResponseTemplateError(
                 f"a parser follows one generation, but prefix is a batch of {len(inputs.items)}: pass one prompt"

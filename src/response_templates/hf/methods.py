@@ -28,9 +28,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..language import ResponseTemplate
-from ..parser import ParsedMessage
+from ..parser import ParsedMessage, ResponseParser
 from ..policy import MISSING
-from .config import CONFIG_KEY, knows_response_template, template_data
+from .config import CONFIG_KEY, knows_response_template, resolve_template, template_data
 from .parsing import TokenResponseParser, Tools, get_response_parser, parse_response
 
 __all__ = ["install", "uninstall"]
@@ -63,9 +63,17 @@ def _get_response_parser_method(
     *,
     prefix: Any = MISSING,
     tools: Tools = None,
-) -> TokenResponseParser:
+    token_ids: bool = False,
+) -> TokenResponseParser | ResponseParser:
     """A streaming parser for one generation, fed with ``feed(text)`` or ``feed_tokens(ids)``
-    (response-templates). See :func:`response_templates.hf.get_response_parser`."""
+    (response-templates). See :func:`response_templates.hf.get_response_parser`.
+
+    ``token_ids=True`` (transformers 5.25's flag): a :class:`~response_templates.ResponseParser` whose
+    ``feed`` takes the generated ids, parsed as ids (docs/tokenizers.md, control tokens)."""
+    if token_ids:
+        if prefix is MISSING:
+            return get_response_parser(self, prefix=prefix)  # raises: the prefix is required
+        return ResponseParser(resolve_template(self, response_template), prefix, tools=tools, tokenizer=self)
     return get_response_parser(self, prefix=prefix, tools=tools, template=response_template)
 
 
