@@ -28,6 +28,7 @@ core parser reads with :meth:`~response_templates.ResponseParser.feed` and
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,7 +38,7 @@ from ..controls import ControlTokens
 from ..errors import ResponseTemplateError
 from .decoding import TokenDecoder, _id_list
 
-__all__ = ["PieceDecoder", "control_token_ids", "control_tokens_for", "template_literals"]
+__all__ = ["PieceDecoder", "control_token_ids", "control_tokens_for", "spellings_of", "template_literals"]
 
 logger = logging.getLogger("response_templates")
 
@@ -147,6 +148,16 @@ def control_tokens_for(tokenizer: Any, chosen: Iterable[str] | str | None = "aut
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _spellings(texts: tuple[str, ...]) -> ControlTokens:
+    return ControlTokens(texts)
+
+
+def spellings_of(controls: Mapping[int, str]) -> ControlTokens:
+    """The :class:`~response_templates.controls.ControlTokens` of ``controls`` (built once per set)."""
+    return _spellings(tuple(sorted(set(controls.values()))))
+
+
 class PieceDecoder:
     """Token ids in, text out, as pieces ``(text, is_control)``: a control token's id is a piece of its
     own (its exact text), the text of other ids is decoded exactly by a
@@ -168,7 +179,7 @@ class PieceDecoder:
         self._tokenizer = tokenizer
         self._controls: Mapping[int, str] = control_token_ids(tokenizer) if controls is None else controls
         #: The control tokens' texts, for the parser (:class:`~response_templates.controls.ControlTokens`).
-        self.spellings = ControlTokens(self._controls.values())
+        self.spellings = spellings_of(self._controls)
         prompt = _id_list(prompt_ids) if prompt_ids is not None else None
         self._decoder = TokenDecoder(tokenizer, prompt_ids=prompt)
         self._recent: list[int] = prompt[-_CONTEXT:] if prompt else []

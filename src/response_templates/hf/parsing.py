@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..controls import ControlTokens
 from ..errors import ParseError, ParserStateError, ResponseTemplateError
 from ..events import ParserEvent
 from ..language import ResponseTemplate
@@ -14,7 +13,7 @@ from ..policy import MISSING, AnchorPolicy, ErrorPolicy, ParsedMessage, tool_par
 from ..whole import parse_pieces as _parse_pieces
 from ..whole import parse_response as _parse_text
 from .config import resolve_template
-from .control_tokens import PieceDecoder, control_tokens_for
+from .control_tokens import PieceDecoder, control_tokens_for, spellings_of
 from .decoding import decode_text
 from .inputs import Inputs, Item, normalize, pad_info
 
@@ -92,7 +91,7 @@ def _parse_item(
         assert isinstance(result, ParsedMessage)
         return result
     pieces = _output_pieces(tokenizer, output, prefix, controls)
-    spellings = ControlTokens(controls.values())
+    spellings = spellings_of(controls)
     prefix_in = shared_prefix if shared_prefix is not None else _prefix_pieces(tokenizer, prefix, controls)
     return _parse_pieces(
         pieces,
