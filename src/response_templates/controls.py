@@ -50,7 +50,7 @@ class ControlTokens:
     nothing already read has to change.
     """
 
-    __slots__ = ("_finder", "_keep", "spellings")
+    __slots__ = ("_finder", "_keep", "_last", "spellings")
 
     def __init__(self, spellings: Iterable[str]) -> None:
         if isinstance(spellings, str):
@@ -60,6 +60,11 @@ class ControlTokens:
         self.spellings: tuple[str, ...] = tuple(kept)
         self._finder: re.Pattern[str] | None = re.compile("|".join(map(re.escape, kept))) if kept else None
         self._keep = max((len(s) for s in kept), default=1) - 1
+        # The spellings' last characters: a text with none of them cannot end a spelling.
+        last = sorted({s[-1] for s in kept})
+        self._last: re.Pattern[str] | None = (
+            re.compile("[" + "".join(map(re.escape, last)) + "]") if last else None
+        )
 
     def __bool__(self) -> bool:
         return self._finder is not None
@@ -77,6 +82,9 @@ class ControlTokens:
         joined = tail + text
         keep = self._keep
         new_tail = joined[-keep:] if keep else ""
+        assert self._last is not None
+        if self._last.search(text) is None:
+            return text, [], new_tail
         offset = len(tail)
         cuts: list[int] = []
         search_from = 0

@@ -105,7 +105,7 @@ def ours(kind: str, ids: list[int], sizes: list[int] | None = None) -> dict[str,
     i = k = 0
     while i < len(ids):
         n = sizes[k % len(sizes)]
-        parser.feed_tokens(ids[i : i + n])
+        parser.feed_tokens(ids[i] if n == 1 else ids[i : i + n])  # one id as an int, as engines feed it
         i, k = i + n, k + 1
     return dict(parser.finalize()[0])
 

@@ -36,9 +36,16 @@ from typing import Any
 
 from ..controls import ControlTokens
 from ..errors import ResponseTemplateError
-from .decoding import TokenDecoder, _id_list
+from .decoding import _PRIME_TOKENS, TokenDecoder, _id_list, _tokenizer_info
 
-__all__ = ["PieceDecoder", "control_token_ids", "control_tokens_for", "spellings_of", "template_literals"]
+__all__ = [
+    "PieceDecoder",
+    "control_token_ids",
+    "control_tokens_for",
+    "spellings_of",
+    "template_literals",
+    "whole_pieces",
+]
 
 logger = logging.getLogger("response_templates")
 
@@ -217,6 +224,14 @@ class PieceDecoder:
         """Text held only as clean-up look-ahead, given up because text fed otherwise follows it."""
         return self._decoder._release()
 
+    def _ordinary_one(self, tid: int) -> str:
+        """One ordinary (not control) id, checked by the caller: the text it released."""
+        recent = self._recent
+        recent.append(tid)
+        if len(recent) > 4 * _CONTEXT:
+            del recent[:-_CONTEXT]
+        return self._decoder.step(tid)
+
     def _ordinary(self, ids: list[int], out: list[tuple[str, bool]]) -> None:
         text = self._decoder.step(ids)
         if text:
@@ -227,10 +242,20 @@ class PieceDecoder:
             del recent[:-_CONTEXT]
 
     def _control(self, tid: int, spelling: str, out: list[tuple[str, bool]]) -> None:
+        decoder = self._decoder
+        text = decoder.step(tid)
+        self._recent.append(tid)
+        if not decoder.holding and text.endswith(spelling):
+            # The common case: the decoder released everything up to and including the token, which ends
+            # its text; it goes on decoding the next ids in the token's context.
+            before = text[: len(text) - len(spelling)]
+            if before:
+                out.append((before, False))
+            out.append((spelling, True))
+            return
         # The text held before the control token is final now (no later id can change it), and the ids
         # after it decode in its context: end this decoder and start one primed with the ids so far.
-        text = self._decoder.step(tid) + self._decoder.flush()
-        self._recent.append(tid)
+        text += decoder.flush()
         self._decoder = TokenDecoder(self._tokenizer, prompt_ids=self._recent[-_CONTEXT:])
         if text.endswith(spelling):
             before = text[: len(text) - len(spelling)]
@@ -241,6 +266,53 @@ class PieceDecoder:
         # A tokenizer that decodes the token to something else: its whole text counts as the token.
         logger.debug("control token %d decoded as %r, not %r", tid, text, spelling)
         out.append((text, True))
+
+
+def whole_pieces(
+    tokenizer: Any, ids: list[int], controls: Mapping[int, str], prompt_ids: Sequence[int] | None = None
+) -> list[tuple[str, bool]]:
+    """All of ``ids`` as pieces at once: what :class:`PieceDecoder` gives, with one decode per run of
+    ordinary ids (in the context of the id before it) instead of a step per id. Falls back to the
+    decoder where one decode per run could differ (clean-up of spaces, a decoder that rewrites text)."""
+    info = _tokenizer_info(tokenizer)
+    if info.cleanup is not None or not ids:
+        decoder = PieceDecoder(tokenizer, controls, prompt_ids=prompt_ids)
+        return decoder.step(ids) + decoder.flush()
+    raw = info.raw_decode
+    concat = info.concatenative
+    found = controls.keys() & set(ids) if controls else set()
+    cuts: list[int] = []
+    for tid in found:  # list.index scans at C speed; the control ids are few
+        at = ids.index(tid)
+        while True:
+            cuts.append(at)
+            try:
+                at = ids.index(tid, at + 1)
+            except ValueError:
+                break
+    cuts.sort()
+    out: list[tuple[str, bool]] = []
+    context: list[int] = list(prompt_ids[-_PRIME_TOKENS:]) if prompt_ids else []
+    start = 0
+    for cut in [*cuts, len(ids)]:
+        if cut > start:
+            run = ids[start:cut]
+            if concat or not context:
+                text = raw(run)
+            else:
+                known = raw(context)
+                full = raw(context + run)
+                if not full.startswith(known) or known.endswith("\ufffd"):
+                    decoder = PieceDecoder(tokenizer, controls, prompt_ids=prompt_ids)
+                    return decoder.step(ids) + decoder.flush()
+                text = full[len(known) :]
+            if text:
+                out.append((text, False))
+        if cut < len(ids):
+            out.append((controls[ids[cut]], True))
+            context = [ids[cut]]
+        start = cut + 1
+    return out
 
 
 def token_input(tokenizer: Any, prefix: Any, chosen: Any) -> tuple[PieceDecoder, Any, ControlTokens]:

@@ -230,11 +230,22 @@ def decode_text(tokenizer: Any, ids: Sequence[int]) -> str:
 # --------------------------------------------------------------------------------------------------------
 
 
+_INT_ONLY = {int}
+
+
 def _id_list(ids: Any) -> list[int]:
     """A list of Python ints from an int, a sequence of ints, or a numpy/torch 0-D or 1-D array."""
     # `ids` is Any: numpy and torch arrays (untyped here) arrive as well as ints and sequences; every
     # element is checked below.
     out: list[Any]
+    if (
+        type(ids) is list
+        and ids
+        and set(map(type, ids)) == _INT_ONLY
+        and min(ids) >= 0
+        and max(ids) < 1 << 32
+    ):
+        return ids  # the common case, checked at C speed
     tolist = getattr(ids, "tolist", None)
     if tolist is not None and not isinstance(ids, (list, tuple)):
         ids = tolist()

@@ -13,7 +13,7 @@ from ..policy import MISSING, AnchorPolicy, ErrorPolicy, ParsedMessage, tool_par
 from ..whole import parse_pieces as _parse_pieces
 from ..whole import parse_response as _parse_text
 from .config import resolve_template
-from .control_tokens import PieceDecoder, control_tokens_for, spellings_of
+from .control_tokens import PieceDecoder, control_tokens_for, spellings_of, whole_pieces
 from .decoding import decode_text
 from .inputs import Inputs, Item, normalize, pad_info
 
@@ -62,13 +62,11 @@ def _prefix_pieces(tokenizer: Any, prefix: Item, controls: Mapping[int, str]) ->
     wrote it), ids as pieces (a control token the user spelled out in a message stays text)."""
     if isinstance(prefix, str):
         return prefix
-    decoder = PieceDecoder(tokenizer, controls)
-    return decoder.step(prefix) + decoder.flush()
+    return whole_pieces(tokenizer, prefix, controls)
 
 
 def _output_pieces(tokenizer: Any, output: list[int], prefix: Item, controls: Mapping[int, str]) -> Pieces:
-    decoder = PieceDecoder(tokenizer, controls, prompt_ids=None if isinstance(prefix, str) else prefix)
-    return decoder.step(output) + decoder.flush()
+    return whole_pieces(tokenizer, output, controls, prompt_ids=None if isinstance(prefix, str) else prefix)
 
 
 def _parse_item(
@@ -271,7 +269,12 @@ class TokenResponseParser:
         """Add generated token ids; return the events they produced (often none: see the decoder)."""
         if self.parser.finalized:
             raise ParserStateError("feed_tokens() after finalize(): one parser follows one generation")
-        pieces = self.decoder.step(_one_row(ids))
+        decoder = self.decoder
+        if type(ids) is int and ids not in decoder._controls and 0 <= ids < 1 << 32:
+            # The common case, one ordinary token: straight through the text decoder to the parser.
+            text = decoder._ordinary_one(ids)
+            return self.parser.feed(text) if text else []
+        pieces = decoder.step(_one_row(ids))
         if not pieces:
             return []
         return self._feed_pieces(pieces)
