@@ -48,7 +48,7 @@ _PRIME_TOKENS = 6
 _MAX_PENDING = 16
 #: Without a byte-level decoder, the window is cut down to its last piece only when it is longer than
 #: this: decoding a few more tokens costs less than decoding the context again after every token.
-_SHRINK_AT = 8
+_SHRINK_AT = 3
 #: Characters that can appear after the first character of one of the patterns of transformers'
 #: ``clean_up_tokenization`` (" .", " ?", " !", " ,", " ' ", " n't", " 'm", " 's", " 've", " 're").
 _CLEANUP_NON_INITIAL = frozenset(".?!,' ntmsver")
