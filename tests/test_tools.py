@@ -1915,7 +1915,8 @@ def test_references_are_resolved_for_typing_and_recursive_ones_are_accepted() ->
     )
     for shape in tool_shapes(REFS_SCHEMA).values():
         arguments = _arguments(rt.parse_response(call, QWEN3, prefix="", tools=[shape]))
-        assert arguments == {"city": "Paris", "days": 3, "unit": None, "route": {"stop": "a", "next": None}}
+        # "unit" admits a string through its reference: in a json call the string "null" stays as written
+        assert arguments == {"city": "Paris", "days": 3, "unit": "null", "route": {"stop": "a", "next": None}}
     # a schema that refers to itself at the top, and a self-referring option, are read without recursion
     loop = {
         "type": "object",
@@ -1969,3 +1970,54 @@ def test_the_schema_error_class() -> None:
         error.path,
         "f",
     )
+
+
+class Thermostat:
+    def set_temp(self: "Thermostat", celsius: float) -> None:
+        """Set the temperature.
+
+        Args:
+            celsius: The target in degrees.
+        """
+
+    @classmethod
+    def make(cls: "type[Thermostat]", count: int) -> None:
+        """Make some.
+
+        Args:
+            count: How many.
+        """
+
+
+#: transformers 5.25.0's get_json_schema of Thermostat().set_temp (5.24 raised for the hint of self).
+_SET_TEMP_525 = {
+    "type": "function",
+    "function": {
+        "name": "set_temp",
+        "description": "Set the temperature.",
+        "parameters": {
+            "type": "object",
+            "properties": {"celsius": {"type": "number", "description": "The target in degrees."}},
+            "required": ["celsius"],
+        },
+        "return": {"type": "null"},
+    },
+}
+
+
+def test_a_bound_method_whose_self_is_annotated_is_a_tool() -> None:
+    """Its signature leaves the receiver out, so the schema has only the other parameters (5.25)."""
+    assert dump(callable_to_schema(Thermostat().set_temp)) == dump(_SET_TEMP_525)
+    params = callable_to_schema(Thermostat.make)["function"]["parameters"]
+    assert params == {
+        "type": "object",
+        "properties": {"count": {"type": "integer", "description": "How many."}},
+        "required": ["count"],
+    }
+    assert tool_parameters([Thermostat().set_temp])["set_temp"]["celsius"]["type"] == "number"
+    # unbound, `self` is an ordinary argument, and its class has no schema
+    with pytest.raises(ToolSpecError, match="argument 'self'"):
+        callable_to_schema(Thermostat.set_temp)
+    if _RefParser is not None:
+        assert dump(_ref_get_json_schema(Thermostat().set_temp)) == dump(_SET_TEMP_525)
+        assert dump(_ref_get_json_schema(Thermostat.make)["function"]["parameters"]) == dump(params)

@@ -275,9 +275,12 @@ def _type_argument(argument: Any, kinds: tuple[str, ...]) -> Any:
     return argument
 
 
-def type_call(call: dict[Any, Any], params: Mapping[str, Mapping[str, Any]]) -> dict[Any, Any]:
+def type_call(
+    call: dict[Any, Any], params: Mapping[str, Mapping[str, Any]], *, keep_strings: bool = False
+) -> dict[Any, Any]:
     """One tool call (either shape) with its arguments typed by ``params``; ``call`` itself when nothing
-    changes. The result keeps the call's shape: only the arguments value is replaced.
+    changes. The result keeps the call's shape: only the arguments value is replaced. ``keep_strings``:
+    leave alone every argument whose schema admits a string (see :func:`type_tool_calls`).
 
     >>> params = {"f": {"n": {"type": "integer"}}}
     >>> type_call({"id": "c1", "name": "f", "parameters": {"n": "3"}}, params)
@@ -297,7 +300,7 @@ def type_call(call: dict[Any, Any], params: Mapping[str, Mapping[str, Any]]) -> 
         if argument_name not in properties:
             continue
         kinds = schema_types(properties[argument_name])
-        if not kinds:
+        if not kinds or (keep_strings and "string" in kinds):
             continue
         value = _type_argument(argument, kinds)
         if value is not argument:
@@ -312,12 +315,13 @@ def type_call(call: dict[Any, Any], params: Mapping[str, Mapping[str, Any]]) -> 
 
 
 def argument_cast(
-    params: Mapping[str, Mapping[str, Any]], tool: Any, key: str, written: str
+    params: Mapping[str, Mapping[str, Any]], tool: Any, key: str, written: str, *, keep_strings: bool = False
 ) -> Callable[[Any], Any] | None:
     """How typing changes argument ``key`` of a call to ``tool`` that the model writes as a ``written``
     value (``"string"`` or ``"array"``): a function from the complete value to the typed one (what
     :func:`type_call` makes of it), or ``None`` when typing can never change such a value (unknown tool or
-    parameter, a schema with no castable type, an array the schema allows as it is).
+    parameter, a schema with no castable type, an array the schema allows as it is, a schema that admits
+    a string under ``keep_strings``).
 
     >>> cast = argument_cast({"f": {"n": {"type": "integer"}}}, "f", "n", "string")
     >>> cast("3"), cast("three"), argument_cast({"f": {"n": {"type": "string"}}}, "f", "n", "string")
@@ -329,6 +333,8 @@ def argument_cast(
     kinds = schema_types(properties[key])
     if not any(kind in _CASTS for kind in kinds) or (written == "array" and "array" in kinds):
         return None
+    if keep_strings and "string" in kinds:
+        return None
 
     def cast(value: Any) -> Any:
         return _type_argument(value, kinds)
@@ -336,13 +342,13 @@ def argument_cast(
     return cast
 
 
-def _type_value(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:
+def _type_value(value: Any, params: Mapping[str, Mapping[str, Any]], keep_strings: bool) -> Any:
     if isinstance(value, dict):
-        return type_call(value, params)
+        return type_call(value, params, keep_strings=keep_strings)
     if isinstance(value, list):
         typed: list[Any] | None = None
         for position, item in enumerate(value):
-            new = _type_value(item, params)
+            new = _type_value(item, params, keep_strings)
             if new is not item:
                 if typed is None:
                     typed = list(value)
@@ -351,7 +357,9 @@ def _type_value(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:
     return value
 
 
-def type_tool_calls(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:
+def type_tool_calls(
+    value: Any, params: Mapping[str, Mapping[str, Any]], *, keep_strings: bool = False
+) -> Any:
     """Cast the string arguments of the tool calls in a parsed field value by their tools' schemas.
 
     ``value`` is a tool call of either shape (see :func:`call_parts`), or a list of them (lists are
@@ -364,12 +372,21 @@ def type_tool_calls(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:
     parameters are left alone. A list argument whose schema does not allow ``array`` (a repeated key
     collected by ``merge_duplicates``) has its string items cast one by one.
 
+    ``keep_strings``: also leave alone every argument whose schema admits a string (``"string"`` in a
+    type list, an ``anyOf``/``oneOf`` option or a nullable string): for content whose syntax already tells
+    a string from other values (``json``, ``python-call-list``), where ``"7"`` was written as a string.
+
+    >>> params = {"f": {"n": {"type": ["string", "integer"]}, "k": {"type": "integer"}}}
+    >>> call = {"name": "f", "arguments": {"n": "7", "k": "7"}}
+    >>> type_tool_calls(call, params)["arguments"], type_tool_calls(call, params, keep_strings=True)["arguments"]
+    ({'n': 7, 'k': 7}, {'n': '7', 'k': 7})
+
     The input is never modified: changed calls and lists are new objects, unchanged ones are returned as
     they came.
     """
     if not params:
         return value
     try:
-        return _type_value(value, params)
+        return _type_value(value, params, keep_strings)
     except RecursionError:  # absurdly deep nesting of lists or schemas: leave the value untyped
         return value

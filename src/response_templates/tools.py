@@ -426,7 +426,8 @@ def _parameters_schema(fn: Callable[..., Any], name: str) -> tuple[dict[str, Any
     properties: dict[str, Any] = {}
     returns = None
     for arg, hint in hints.items():
-        if arg == receiver:
+        # A bound method's signature leaves out its receiver, whose hint get_type_hints still reports.
+        if arg == receiver or (arg != "return" and arg not in signature.parameters):
             continue
         if arg == "return":
             # The model never writes the return value: a return hint without a schema is simply left out.

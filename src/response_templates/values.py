@@ -9,7 +9,8 @@ A region's text goes through three steps, always in this order:
    ``{key}``/``{value}`` under the ``item-transform`` extension);
 3. **tool-argument typing**: when the request has tools, the string arguments of tool calls in the
    value are cast by the tools' parameter schemas (:func:`~response_templates.calls.type_tool_calls`;
-   for a routed value, in each routed entry).
+   for a routed value, in each routed entry), as the field's ``argument_typing`` says (for ``json``
+   and ``python-call-list`` not where the schema admits a string; with ``value_parser_by``, not at all).
 
 :class:`ValuePipeline` holds what these steps need beyond the field (the template and the request's
 tool parameters). The parser calls it when an explicit region closes (and, for display only, for each
@@ -79,11 +80,13 @@ class ValuePipeline:
             args = ContentArgs(args)
             args[CUT_OFF_ARG] = True
         value = field.parser.parse(raw, args)
-        params = self.tool_params
+        typing = field.argument_typing
+        params = self.tool_params if typing != "none" else None
+        keep_strings = typing == "non-string"
         if field.route is not None:
             routed = route_value(field, value, captures)
             if params:
-                routed = {k: type_tool_calls(v, params) for k, v in routed.items()}
+                routed = {k: type_tool_calls(v, params, keep_strings=keep_strings) for k, v in routed.items()}
             return routed
         if field.has_transform:
             if field.transform_each:
@@ -93,7 +96,7 @@ class ValuePipeline:
                 assert build is not None  # compiled for every field with a plain transform
                 value = build({**captures, "content": value} if captures else {"content": value})
         if params:
-            value = type_tool_calls(value, params)
+            value = type_tool_calls(value, params, keep_strings=keep_strings)
         return value
 
     def region_value(

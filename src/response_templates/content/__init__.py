@@ -19,8 +19,9 @@ Parsers (one module each; :mod:`.registry` holds the table, :mod:`._args` the sh
   markers that delimit string values instead of ``"``) and ``allow_non_json`` (return the stripped text
   when the region cannot be read as JSON). Nesting deeper than :data:`MAX_JSON_DEPTH` is an error.
 * ``xml-inline`` (:mod:`.xml`) -- a flat run of tags matched by ``tag_pattern`` (a regex with named
-  groups ``key`` and ``value``) becomes a dict; ``value_parser`` parses each value, ``merge_duplicates``
-  collects repeated keys into a list. With the extension ``xml-values``: ``type_group`` +
+  groups ``key`` and ``value``) becomes a dict; ``value_parser`` parses each value, ``value_parser_by``
+  picks it per tag from what another group captured, ``merge_duplicates`` collects repeated keys into a
+  list. With the extension ``xml-values``: ``type_group`` +
   ``type_parsers`` pick the value parser per tag from a captured attribute, ``unescape`` decodes HTML
   entities, ``cdata`` unwraps ``<![CDATA[...]]>``, ``nested`` reads values written as child tags into
   objects and arrays.

@@ -133,6 +133,12 @@ def check_args(
         )
     for key in extra:
         why = f"content parser {parser!r} has no argument {key!r} ({accepted}); a misspelling?"
+        if key == "value_parser_by":
+            why = (
+                f"content parser {parser!r} does not read 'value_parser_by' (only 'xml-inline' does); in a "
+                "field's own content_args it still turns off the typing of its tool-call arguments by the "
+                "request's tools, as in the reference"
+            )
         ignore_arg(field, parser, str(key), why)
     return args
 
@@ -169,6 +175,38 @@ def ensure_valid(
     return validate(args, None)
 
 
+def _inner_specs(args: Mapping[str, Any]) -> list[Any]:
+    """The value-parser specs inside one parser's ``args``: ``value_parser``, the entries of
+    ``value_parser_by.parsers`` and of ``type_parsers``, ``nested.leaf_parser``."""
+    inner = [args.get("value_parser")]
+    by = args.get("value_parser_by")
+    if isinstance(by, Mapping) and isinstance(by.get("parsers"), Mapping):
+        inner.extend(by["parsers"].values())
+    typed = args.get("type_parsers")
+    if isinstance(typed, Mapping):
+        inner.extend(typed.values())
+    nested = args.get("nested")
+    if isinstance(nested, Mapping):
+        inner.append(nested.get("leaf_parser"))
+    return inner
+
+
+def _nesting(spec: Any) -> int:
+    """How many value-parser levels ``spec`` holds, at its deepest (without recursion; stops past the limit)."""
+    deepest, stack = 0, [(spec, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if not isinstance(current, Mapping):
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_VALUE_PARSER_NESTING:
+            break
+        args = current.get("args")
+        if isinstance(args, Mapping):
+            stack.extend((inner, depth + 1) for inner in _inner_specs(args))
+    return deepest
+
+
 def validate_value_parser(
     spec: Any, parser: str, field: str | None
 ) -> tuple[dict[str, Any] | None, ContentParser | None]:
@@ -180,18 +218,13 @@ def validate_value_parser(
     if spec is None:
         return None, None
     # Bound the nesting before recursing, so a pathological template cannot exhaust the stack.
-    depth, current = 0, spec
-    while isinstance(current, Mapping):
-        depth += 1
-        if depth > MAX_VALUE_PARSER_NESTING:
-            raise TemplateError(
-                f"value_parser of content parser {parser!r} is nested more than "
-                f"{MAX_VALUE_PARSER_NESTING} levels deep",
-                field=field,
-                key=ARGS_KEY,
-            )
-        inner = current.get("args")
-        current = inner.get("value_parser") if isinstance(inner, Mapping) else None
+    if _nesting(spec) > MAX_VALUE_PARSER_NESTING:
+        raise TemplateError(
+            f"value_parser of content parser {parser!r} is nested more than "
+            f"{MAX_VALUE_PARSER_NESTING} levels deep",
+            field=field,
+            key=ARGS_KEY,
+        )
 
     where = f"value_parser of content parser {parser!r}"
     if not isinstance(spec, Mapping):

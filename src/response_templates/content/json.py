@@ -162,4 +162,4 @@ def _parse_json(text: str, args: Mapping[str, Any]) -> Any:
     return value
 
 
-JSON = ContentParser("json", False, _parse_json, _validate_json)
+JSON = ContentParser("json", False, _parse_json, _validate_json, quoted_strings=True)

@@ -293,5 +293,5 @@ def _parse_python_call_list(text: str, args: Mapping[str, Any]) -> list[dict[str
 
 
 PYTHON_CALL_LIST = ContentParser(
-    "python-call-list", False, _parse_python_call_list, _validate_python_call_list
+    "python-call-list", False, _parse_python_call_list, _validate_python_call_list, quoted_strings=True
 )

@@ -370,4 +370,6 @@ def _py_calls_bounded(tree: ast.expr, names: dict[str, str]) -> list[dict[str, A
         raise ContentError("python-calls: the text is nested too deeply") from None
 
 
-PYTHON_CALLS = ContentParser("python-calls", False, _parse_python_calls, _validate_python_calls)
+PYTHON_CALLS = ContentParser(
+    "python-calls", False, _parse_python_calls, _validate_python_calls, quoted_strings=True
+)

@@ -40,12 +40,16 @@ class ContentParser:
         parse: ``(raw region text, validated args) -> value``; raises ``ContentError``.
         validate: ``(content_args from the template, field name or None) -> validated args``; raises
             ``TemplateError(field=..., key="content_args")``.
+        quoted_strings: true when the syntax already tells a string from other values (``"7"`` against
+            ``7`` in ``json``): typing by the request's tools then leaves alone the arguments whose schema
+            admits a string (``json``, ``python-call-list``, ``python-calls``; docs/spec.md, 8).
     """
 
     name: str
     streamable: bool
     parse: Callable[[str, Mapping[str, Any]], Any]
     validate: Callable[[Any, str | None], dict[str, Any]]
+    quoted_strings: bool = False
 
 
 class ContentArgs(dict[str, Any]):

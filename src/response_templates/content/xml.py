@@ -1,7 +1,8 @@
 """The ``xml-inline`` content parser: a run of tags becomes an object.
 
 A flat run of tags matched by ``tag_pattern`` (a regex with named groups ``key`` and ``value``) becomes a
-dict (without a ``value`` group every tag's value is ``""``, so flag tags such as ``<urgent/>`` can be read); ``value_parser`` parses each value, ``merge_duplicates`` collects repeated keys into a list. With the
+dict (without a ``value`` group every tag's value is ``""``, so flag tags such as ``<urgent/>`` can be read); ``value_parser`` parses each value, ``value_parser_by`` picks the value parser per tag from what
+another named group captured, ``merge_duplicates`` collects repeated keys into a list. With the
 extension ``xml-values`` (docs/extensions.md): ``type_group`` + ``type_parsers`` pick the value parser per
 tag from a captured attribute, ``unescape`` decodes HTML entities, ``cdata`` unwraps ``<![CDATA[...]]>``,
 ``nested`` reads values written as child tags into objects and arrays.
@@ -29,6 +30,7 @@ from ._args import (
     bool_arg,
     check_args,
     ensure_valid,
+    ignore_arg,
     parse_value,
     show,
     type_name,
@@ -59,7 +61,7 @@ def _timeout() -> float:
 
 def _validate_xml_inline(args: Any, field: str | None) -> dict[str, Any]:
     name = "xml-inline"
-    allowed = ("tag_pattern", "value_parser", "merge_duplicates", *XML_VALUES_ARGS)
+    allowed = ("tag_pattern", "value_parser", "value_parser_by", "merge_duplicates", *XML_VALUES_ARGS)
     args = check_args(args, allowed, name, field, unknown="ignore")
     if "tag_pattern" not in args:
         raise TemplateError(
@@ -92,10 +94,21 @@ def _validate_xml_inline(args: Any, field: str | None) -> dict[str, Any]:
         )
     value_parser, sub = validate_value_parser(args.get("value_parser"), name, field)
     type_group, type_parsers = _validate_type_group(args, compiled, field)
+    by_group, by_parsers = _validate_value_parser_by(args.get("value_parser_by"), compiled, field)
+    if by_group is not None and type_group is not None:
+        raise TemplateError(
+            "content_args 'value_parser_by' and 'type_group'/'type_parsers' of content parser 'xml-inline' "
+            "both pick the value parser per tag; give one of them",
+            field=field,
+            key=ARGS_KEY,
+        )
     nested, nested_re, leaf = _validate_nested(args.get("nested", False), field)
     return ContentArgs(
         tag_pattern=pattern,
         value_parser=value_parser,
+        value_parser_by=None
+        if by_parsers is None
+        else {"group": by_group, "parsers": {k: spec for k, (spec, _) in by_parsers.items()}},
         merge_duplicates=bool_arg(args, "merge_duplicates", False, name, field),
         type_group=type_group,
         type_parsers=None if type_parsers is None else {k: spec for k, (spec, _) in type_parsers.items()},
@@ -104,10 +117,83 @@ def _validate_xml_inline(args: Any, field: str | None) -> dict[str, Any]:
         nested=nested,
         _tag_re=compiled,
         _value_parser=sub,
-        _type_parsers=type_parsers,
+        # The per-tag choice, by value_parser_by or by type_group/type_parsers (never both).
+        _choice_group=by_group if by_group is not None else type_group,
+        _type_parsers=by_parsers if by_parsers is not None else type_parsers,
         _nested_re=nested_re,
         _leaf_parser=leaf,
     )
+
+
+_BY_KEYS = ("group", "parsers")
+
+
+def _validate_value_parser_by(
+    spec: Any, compiled: regex.Pattern[str], field: str | None
+) -> tuple[str | None, dict[str, Any] | None]:
+    """``value_parser_by``: ``{"group": G, "parsers": {capture: value parser}}``, checked here, at load.
+
+    Returns the group and ``{capture: (normalized spec, parser)}`` (``(None, None)`` for an entry ``null``,
+    which keeps the raw text), or ``(None, None)`` without the argument (``null`` included).
+    """
+    if spec is None:
+        return None, None
+    example = '{"group": "string", "parsers": {"false": {"name": "json"}}}'
+    if not isinstance(spec, Mapping):
+        raise TemplateError(
+            "content_args 'value_parser_by' of content parser 'xml-inline' must be an object like "
+            f"{example}, got {type_name(spec)} {show(repr(spec))}",
+            field=field,
+            key=ARGS_KEY,
+        )
+    for key in spec:
+        if key not in _BY_KEYS:
+            ignore_arg(
+                field,
+                "xml-inline",
+                f"value_parser_by.{key}",
+                "value_parser_by reads only 'group' and 'parsers'",
+            )
+    group = spec.get("group")
+    groups = sorted(compiled.groupindex)
+    if not isinstance(group, str):
+        raise TemplateError(
+            "content_args 'value_parser_by.group' must name a named group of 'tag_pattern' (whose capture "
+            f"picks the value parser), got {type_name(group)} {group!r}; the pattern's groups: {groups}",
+            field=field,
+            key=ARGS_KEY,
+        )
+    if group not in compiled.groupindex:
+        raise TemplateError(
+            f"content_args 'value_parser_by.group' names the group {group!r}, which 'tag_pattern' "
+            f"{compiled.pattern!r} does not define; its groups: {groups}",
+            field=field,
+            key=ARGS_KEY,
+        )
+    parsers = spec.get("parsers")
+    if not isinstance(parsers, Mapping):
+        raise TemplateError(
+            "content_args 'value_parser_by.parsers' must be an object mapping what the group captures to a "
+            f"value parser, as in {example}; got {type_name(parsers)} {show(repr(parsers))}",
+            field=field,
+            key=ARGS_KEY,
+        )
+    out: dict[str, Any] = {}
+    for capture, entry in parsers.items():
+        if not isinstance(capture, str):
+            raise TemplateError(
+                "the keys of content_args 'value_parser_by.parsers' are the texts the group captures "
+                f"(strings), got {type_name(capture)} {capture!r}",
+                field=field,
+                key=ARGS_KEY,
+            )
+        try:
+            out[capture] = validate_value_parser(entry, "xml-inline", field)
+        except TemplateError as exc:
+            raise TemplateError(
+                f"value_parser_by.parsers[{capture!r}]: {exc.detail}", field=field, key=ARGS_KEY
+            ) from None
+    return group, out
 
 
 _NESTED_KEYS = ("tag_prefix", "item_tag", "leaf_parser")
@@ -266,6 +352,8 @@ def _xml_leaf(raw: str, args: Mapping[str, Any], chosen: Any, where: str) -> Any
     raw = _xml_raw_value(raw, args)
     if chosen is not None:
         spec, sub = chosen
+        if sub is None:  # an entry null: the raw text
+            return raw
         try:
             return sub.parse(raw, spec["args"])
         except ContentError as exc:
@@ -283,9 +371,10 @@ def _xml_raw(match: regex.Match[str]) -> str | None:
 
 
 def _xml_chosen(match: regex.Match[str], args: Mapping[str, Any]) -> Any:
-    """The ``(spec, parser)`` that ``type_group`` / ``type_parsers`` pick for this match, if any."""
+    """The ``(spec, parser)`` that ``value_parser_by`` (or ``type_group`` / ``type_parsers``) picks for this
+    match, if any: None (``value_parser``) for a capture without an entry or a group that took no part."""
     typed = args["_type_parsers"]
-    return typed.get(match.group(args["type_group"])) if typed is not None else None
+    return typed.get(match.group(args["_choice_group"])) if typed is not None else None
 
 
 def _xml_store(out: dict[str, Any], merged: set[str], key: str, value: Any, merge: bool) -> None:

@@ -266,7 +266,7 @@ def xml_arguments(field: FieldSpec, tool: Tool) -> Node:
             field=field.name,
             key="content_args",
         )
-    type_group = args.get("type_group")
+    type_group, type_parsers = _choice(args)
     keep = frozenset([str(type_group)]) if type_group else frozenset()
     try:
         pieces = spell(str(args.get("tag_pattern", "")), keep)
@@ -287,7 +287,6 @@ def xml_arguments(field: FieldSpec, tool: Tool) -> Node:
     while after and isinstance(first := after[0], Slot) and not first.name:
         space_after.append(first)
         after.pop(0)
-    type_parsers = args.get("type_parsers") or {}
     # A pattern that ends a value at the next tag's opener (a missing close tag recovered) would cut a
     # free-text value that holds that opener: such values must not hold it.
     opener = _value_ending_opener(str(args.get("tag_pattern", "")), before, after)
@@ -367,6 +366,19 @@ def _string_choices(schema: Any) -> list[str] | None:
     return None
 
 
+def _choice(args: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]]:
+    """The group whose capture picks each value's parser and ``{capture: parser}``: from ``type_group`` /
+    ``type_parsers`` (extension ``xml-values``) or ``value_parser_by``; ``(None, {})`` without one. A
+    ``value_parser_by`` keyed by the ``key`` or ``value`` group is not a type attribute the grammar writes:
+    it is left alone (the values are then written as without it)."""
+    if args.get("type_group"):
+        return str(args["type_group"]), args.get("type_parsers") or {}
+    by = args.get("value_parser_by")
+    if isinstance(by, Mapping) and by.get("group") not in (None, "key", "value") and by.get("parsers"):
+        return str(by["group"]), by["parsers"]
+    return None, {}
+
+
 def _type_value(type_parsers: Mapping[str, Any], schema: Any, string: bool) -> str:
     kinds = _schema_kinds(schema)
     for kind in sorted(kinds):
@@ -374,7 +386,8 @@ def _type_value(type_parsers: Mapping[str, Any], schema: Any, string: bool) -> s
             return kind
     wanted = "text" if string else "json"
     for value, parser in type_parsers.items():
-        if isinstance(parser, Mapping) and parser.get("name") == wanted:
+        name = parser.get("name") if isinstance(parser, Mapping) else "text" if parser is None else None
+        if name == wanted:
             return str(value)
     return str(next(iter(type_parsers), ""))
 

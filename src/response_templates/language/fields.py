@@ -261,5 +261,16 @@ def compile_field(name: Any, spec: Any, declared: tuple[str, ...] = ()) -> Field
         implicit=draft.open is None,
         dirty=not draft.parser.streamable,
         transform_copies=draft.has_transform and placeholders_repeat(transform),
+        argument_typing=_argument_typing(draft),
         extension_data=data,
     )
+
+
+def _argument_typing(draft: FieldDraft) -> str:
+    """``FieldSpec.argument_typing``: ``"none"`` when the raw ``content_args`` has ``value_parser_by`` (for
+    any content parser, as in the reference: only ``xml-inline`` reads it, but its presence alone turns
+    the typing off), ``"non-string"`` for a parser whose syntax quotes strings, else ``"all"``."""
+    args = draft.spec.get("content_args")
+    if isinstance(args, Mapping) and "value_parser_by" in args:
+        return "none"
+    return "non-string" if draft.parser.quoted_strings else "all"

@@ -114,6 +114,12 @@ class FieldSpec:
     dirty: bool
     #: Whether the transform substitutes some variable twice (its values must then be copied).
     transform_copies: bool
+    #: How the request's tools type the tool-call arguments in this field's values (docs/spec.md, 8):
+    #: ``"all"``: every string argument whose schema names a type it can be cast to; ``"non-string"``:
+    #: the same, except arguments whose schema admits a string (the content parser's syntax already tells
+    #: strings apart: ``json``, ``python-call-list``); ``"none"``: nothing (``content_args`` has
+    #: ``value_parser_by``: the output itself says how each value is read).
+    argument_typing: str = "all"
     #: The attributes that only extensions set (see :class:`FieldExtensionData`).
     extension_data: FieldExtensionData = NO_FIELD_EXTENSIONS
 

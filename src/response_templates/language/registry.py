@@ -72,26 +72,31 @@ EXTENSION_ARGS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType(
 )
 
 
-# How deep :func:`extension_args_used` follows nested ``value_parser`` specs.
+# How deep :func:`extension_args_used` follows nested value-parser specs.
 _MAX_ARG_DEPTH = 16
 
 
 def extension_args_used(content: Any, args: Any) -> Iterator[tuple[str, str, str]]:
     """``(parser, argument, extension)`` for each extension argument in a field's raw ``content_args``.
 
-    Value parsers nest (``value_parser``: ``{"name": ..., "args": ...}``), so their arguments are read
-    too, each with its own parser's name.
+    Value parsers nest (``value_parser``, and the entries of ``value_parser_by.parsers``: each
+    ``{"name": ..., "args": ...}``), so their arguments are read too, each with its own parser's name.
     """
-    for _ in range(_MAX_ARG_DEPTH + 1):
-        if not isinstance(args, Mapping):
-            return
+    stack: list[tuple[Any, Any, int]] = [(content, args, 0)]
+    while stack:
+        content, args, depth = stack.pop()
+        if not isinstance(args, Mapping) or depth > _MAX_ARG_DEPTH:
+            continue
         for arg, name in EXTENSION_ARGS.get(content, ()) if isinstance(content, str) else ():
             if arg in args:
                 yield content, arg, name
-        inner = args.get("value_parser")
-        if not isinstance(inner, Mapping):
-            return
-        content, args = inner.get("name", "text"), inner.get("args")
+        inner: list[Any] = [args.get("value_parser")]
+        by = args.get("value_parser_by")
+        if isinstance(by, Mapping) and isinstance(by.get("parsers"), Mapping):
+            inner.extend(by["parsers"].values())
+        for spec in reversed(inner):  # the value_parser chain first, as before
+            if isinstance(spec, Mapping):
+                stack.append((spec.get("name", "text"), spec.get("args"), depth + 1))
 
 
 def extension(name: str) -> Extension:

@@ -126,6 +126,12 @@ class ToolCallStreamer:
             if other_spec is not None and (other_spec.close is not None or other_spec.close_json):
                 delimited.add(name)
         self._delimited: frozenset[str] = frozenset(delimited)
+        # How each field's arguments are typed (FieldSpec.argument_typing): what the held-back members are.
+        self._typing: dict[str, str] = {}
+        for name in self._plans:
+            typed_spec = compiled.by_name.get(name)
+            self._typing[name] = typed_spec.argument_typing if typed_spec is not None else "all"
+
         self.plan: ToolCallPlan | None = self._plans[field]
         self._region_field = field
         self._params: dict[str, dict[str, Any]] = tool_parameters(tools)
@@ -357,10 +363,13 @@ class ToolCallStreamer:
 
     def _hold(self, item: int, key: str, kind: str) -> Callable[[Any], Any] | None:
         """Typing: a member whose schema may change a string (or the items of a list) is held back."""
+        typing = self._typing.get(self._region_field, "all")
+        if typing == "none":
+            return None
         name = self._calls[item].name if item < len(self._calls) else None
         if name is None and self._scanner is not None:
             name = self._scanner.names.get(item)  # read in this very feed, not yet processed
-        return argument_cast(self._params, name, key, kind)
+        return argument_cast(self._params, name, key, kind, keep_strings=typing == "non-string")
 
     def _on_reports(self, reports: list[Report]) -> None:
         for report in reports:
