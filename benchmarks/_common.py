@@ -17,18 +17,18 @@ from typing import Any
 
 KB = 1024
 
-REFERENCE_BASELINE = "5.24.0"
+REFERENCE_BASELINE = "5.25.0"
 """The transformers version that the benchmarks' reference numbers are measured with (the test oracle
 pinned in pyproject.toml)."""
 
 
 def reference_label(installed: str | None = None) -> str:
-    """Label for the reference column: ``"transformers 5.24.0"``, marked when another version is installed.
+    """Label for the reference column: ``"transformers 5.25.0"``, marked when another version is installed.
 
-    >>> reference_label("5.24.0")
-    'transformers 5.24.0'
+    >>> reference_label("5.25.0")
+    'transformers 5.25.0'
     >>> reference_label("5.23.0")
-    'transformers 5.23.0 (baseline is 5.24.0)'
+    'transformers 5.23.0 (baseline is 5.25.0)'
     """
     if installed is None:
         try:

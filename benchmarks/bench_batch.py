@@ -7,7 +7,7 @@ Generates N Qwen3-style records (default 100,000, about 2 KB each: a prompt, the
 one JSON line per record) with:
 
 * ``parse_response`` in a loop (what a user writes by hand today), and the reference implementation
-  (transformers 5.24's ``parse_response``) in the same loop, for the ratio;
+  (transformers 5.25's ``parse_response``) in the same loop, for the ratio;
 * ``rt.parse_batch`` with ``workers=1`` and ``workers=N``;
 * the command line, ``response-templates parse --jsonl ... -j 1`` and ``-j N`` (process start included),
   and N independent ``-j 1`` runs at once on 1/N of the file each: the machine's ceiling for N processes;
@@ -281,7 +281,7 @@ def pq_rows(path: Path) -> int:
 WAYS: dict[str, tuple[str, Callable[[str, str, int], int], bool]] = {
     # name: (label, function, uses workers)
     "loop": ("parse_response loop", run_loop, False),
-    "reference": ("transformers 5.24 parse_response loop", run_reference, False),
+    "reference": ("transformers 5.25 parse_response loop", run_reference, False),
     "batch-1": ("rt.parse_batch, workers=1", run_batch, False),
     "batch-N": ("rt.parse_batch, workers={n}", run_batch, True),
     "cli-1": ("CLI parse --jsonl -j 1", run_cli, False),

@@ -4,7 +4,7 @@ For each family a deterministic, realistic output in that family's format (long 
 text, several tool calls, then an answer -- last, because the reference keeps only the last segment of the
 implicit field, so that both parsers can be compared) is streamed in 4-character chunks through ``ResponseParser`` with
 the family's built-in template. Prints, per family and output size, our per-chunk cost and the reference
-implementation's (transformers 5.24, same template, same process; budget-capped like
+implementation's (transformers 5.25, same template, same process; budget-capped like
 ``bench_streaming.py``), their ratio, whether the messages agree, and our per-chunk growth from the
 smallest to the largest size (linear streaming keeps it near 1).
 

@@ -1,4 +1,4 @@
-"""Per-chunk streaming cost against the peers: ours (full server path), transformers 5.24, openai-harmony.
+"""Per-chunk streaming cost against the peers: ours (full server path), transformers 5.25, openai-harmony.
 
 The same outputs are streamed through each implementation's own streaming entry point, as a server calls
 it, interleaved in one process:
@@ -8,7 +8,7 @@ it, interleaved in one process:
   ``chat.completion.chunk`` dicts (tool-call arguments streamed as JSON deltas), as ``run_stream`` runs it;
 * **ours, to SSE text**: the same, and ``adapter.encode`` on each call's chunks: the text a server
   writes, ``data: {...}`` lines;
-* **transformers 5.24**: ``transformers.utils.chat_parsing.ResponseParser.feed`` with the same template
+* **transformers 5.25**: ``transformers.utils.chat_parsing.ResponseParser.feed`` with the same template
   (the reference; parser only, no wire chunks);
 * **openai-harmony** (gpt-oss only; Rust): ``StreamableParser.process(token_id)``.
 

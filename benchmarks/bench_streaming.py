@@ -1,4 +1,4 @@
-"""Streaming and whole-text parsing speed: response-templates vs the reference (transformers 5.24).
+"""Streaming and whole-text parsing speed: response-templates vs the reference (transformers 5.25).
 
 Runs both implementations in the same process on the same generated ChatML outputs (think region,
 repeated JSON tool calls, implicit content) and prints a table of

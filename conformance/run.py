@@ -1,7 +1,7 @@
 """Run the response-template conformance suite (conformance/cases.json) against one implementation.
 
     python conformance/run.py --impl ours            # response_templates
-    python conformance/run.py --impl transformers    # transformers.utils.chat_parsing (5.24 or later)
+    python conformance/run.py --impl transformers    # transformers.utils.chat_parsing (5.25 or later)
     python conformance/run.py --impl python:MODULE   # any module with parse_response and ResponseParser
 
 Every case is parsed whole (``parse_response(output, template, prefix=..., tools=...)``) and, where the
@@ -10,9 +10,21 @@ message must equal the expected one (value types included: ``1`` is not ``1.0`` 
 does not matter), or the call must raise the expected class of error; streamed, the region open/close
 events and each region's text must be the expected ones. The score is printed per category and per kind
 of case (conformance, intended difference, pending); failures are listed with their ids. The exit
-status is 1 when a conformance case fails (with ``--all``: when any case fails). Needs nothing but the
-standard library and the implementation under test. The case schema is documented in
-docs/conformance.md.
+status is 1 when a conformance case fails (with ``--all``: when any case fails).
+
+A token-id case (``token_ids``) is parsed from ids: the runner builds the case's tokenizer from its
+``tokenizer.json`` text (the header's ``tokenizers``), makes the case's ``control_tokens`` its control
+tokens, and parses the ids whole and streamed in the case's chunkings of ids. ``ours`` does it through
+``response_templates.hf`` on a ``tokenizers.Tokenizer``; ``transformers`` (5.25 or later) and
+``python:MODULE`` through ``parse_response(ids, template, prefix=ids, tools=..., tokenizer=tok)`` and
+``ResponseParser(template, prefix=ids, tools=..., tokenizer=tok).feed(ids)``, with ``tok`` a
+``PreTrainedTokenizerFast`` whose ``chat_control_tokens`` are the case's. An implementation that cannot
+take ids (no ``tokenizers`` package, or an older transformers) skips these cases and lists them, as it
+does a case of an input this runner has no check for.
+
+Text cases need nothing but the standard library and the implementation under test; token-id cases also
+need ``tokenizers`` (and ``transformers`` for the reference's interface). The case schema is documented
+in docs/conformance.md.
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ import argparse
 import copy
 import functools
 import importlib
+import inspect
 import itertools
 import json
 import math
@@ -33,6 +46,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 #: What a case is, by the keys it carries.
 KINDS = ("conformance", "difference", "pending")
+#: What a case feeds the parser, by the keys it carries: ``text`` (``output``, a string) or ``token_ids``
+#: (``token_ids`` with the tokenizer, by name, that reads them). A case of an input this runner has no check
+#: for, or that the implementation cannot take, is skipped and listed, never run as something else.
+INPUTS = ("text", "token_ids")
 
 
 def _decode(obj: dict[str, Any]) -> Any:
@@ -66,6 +83,19 @@ def same(a: Any, b: Any) -> bool:
 
 
 @dataclass
+class IdReader:
+    """How an implementation takes token ids: a tokenizer made for a case, and the two entry points on it."""
+
+    #: (tokenizer.json text, control tokens) -> the tokenizer object the entry points take.
+    tokenizer: Callable[[str, tuple[str, ...]], Any]
+    #: (tokenizer, ids, template, prefix ids, tools) -> the message.
+    parse: Callable[[Any, list[int], Any, list[int], Any], Any]
+    #: (tokenizer, template, prefix ids, tools) -> a parser: ``initial_events``, ``feed(ids) -> events``,
+    #: ``finalize() -> (message, events)``.
+    parser: Callable[[Any, Any, list[int], Any], Any]
+
+
+@dataclass
 class Implementation:
     """An implementation under test: the two entry points, and how its errors map to the suite's."""
 
@@ -74,6 +104,87 @@ class Implementation:
     parser_class: Callable[..., Any]
     #: Exception -> the suite's error class it stands for, or None when it is a crash (not an error).
     classify: Callable[[BaseException], set[str] | None]
+    #: How it takes token ids (None: it does not, and the token-id cases are skipped).
+    ids: IdReader | None = None
+
+    @property
+    def inputs(self) -> frozenset[str]:
+        """The inputs (``INPUTS``) it takes."""
+        return frozenset({"text", "token_ids"} if self.ids is not None else {"text"})
+
+
+class _FeedTokens:
+    """Our token parser with the reference's streaming interface (``feed`` takes ids)."""
+
+    def __init__(self, parser: Any) -> None:
+        self._parser = parser
+        self.initial_events = list(parser.initial_events)
+
+    def feed(self, ids: list[int]) -> Any:
+        return self._parser.feed_tokens(ids)
+
+    def finalize(self) -> Any:
+        return self._parser.finalize()
+
+
+def _ours_ids() -> IdReader | None:
+    """``response_templates.hf`` on a bare ``tokenizers.Tokenizer`` (None without ``tokenizers``)."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        return None
+    from response_templates import hf
+
+    @functools.lru_cache(maxsize=16)
+    def tokenizer(text: str, controls: tuple[str, ...]) -> Any:
+        return Tokenizer.from_str(text), list(controls)
+
+    def parse(tok: Any, ids: list[int], template: Any, prefix: list[int], tools: Any) -> Any:
+        raw, controls = tok
+        return hf.parse_response(
+            raw, ids, prefix=prefix, template=template, tools=tools, control_tokens=controls
+        )
+
+    def parser(tok: Any, template: Any, prefix: list[int], tools: Any) -> Any:
+        raw, controls = tok
+        return _FeedTokens(
+            hf.get_response_parser(
+                raw, prefix=prefix, template=template, tools=tools, control_tokens=controls
+            )
+        )
+
+    return IdReader(tokenizer, parse, parser)
+
+
+def _reference_ids(module: Any) -> IdReader | None:
+    """transformers 5.25's interface: ``tokenizer=`` on both entry points (None when the module lacks it,
+    or ``transformers``/``tokenizers`` is not installed)."""
+    try:
+        takes = "tokenizer" in inspect.signature(module.parse_response).parameters
+        takes = takes and "tokenizer" in inspect.signature(module.ResponseParser).parameters
+    except (TypeError, ValueError):
+        takes = False
+    if not takes:
+        return None
+    try:
+        from tokenizers import Tokenizer
+        from transformers import PreTrainedTokenizerFast
+    except ImportError:
+        return None
+
+    @functools.lru_cache(maxsize=16)
+    def tokenizer(text: str, controls: tuple[str, ...]) -> Any:
+        tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_str(text))
+        tok.chat_control_tokens = list(controls)
+        return tok
+
+    def parse(tok: Any, ids: list[int], template: Any, prefix: list[int], tools: Any) -> Any:
+        return module.parse_response(ids, template, prefix=prefix, tools=tools, tokenizer=tok)
+
+    def parser(tok: Any, template: Any, prefix: list[int], tools: Any) -> Any:
+        return module.ResponseParser(template, prefix=prefix, tools=tools, tokenizer=tok)
+
+    return IdReader(tokenizer, parse, parser)
 
 
 def _ours() -> Implementation:
@@ -93,7 +204,7 @@ def _ours() -> Implementation:
         return {name for name, cls in classes.items() if isinstance(exc, cls)}
 
     return Implementation(
-        f"response_templates {rt.__version__}", rt.parse_response, rt.ResponseParser, classify
+        f"response_templates {rt.__version__}", rt.parse_response, rt.ResponseParser, classify, _ours_ids()
     )
 
 
@@ -105,7 +216,9 @@ def _python(module_name: str, label: str) -> Implementation:
     def classify(exc: BaseException) -> set[str] | None:
         return every if isinstance(exc, ValueError) else None
 
-    return Implementation(label, module.parse_response, module.ResponseParser, classify)
+    return Implementation(
+        label, module.parse_response, module.ResponseParser, classify, _reference_ids(module)
+    )
 
 
 def implementation(spec: str) -> Implementation:
@@ -161,19 +274,18 @@ def _expect(impl: Implementation, case: dict[str, Any], kind: str, got: Any, whe
     return None
 
 
-def _chunks(text: str, splits: Any) -> list[str]:
+def _chunks(seq: Any, splits: Any) -> list[Any]:
+    """The output (a string, or a list of ids) cut at the offsets ``splits`` (``"every"``: into units)."""
     if splits == "every":
-        return list(text)
-    bounds = [0, *splits, len(text)]
-    return [text[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+        return [seq[i : i + 1] for i in range(len(seq))]
+    bounds = [0, *splits, len(seq)]
+    return [seq[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
 
-def _stream(
-    impl: Implementation, case: dict[str, Any], chunks: list[str]
-) -> tuple[Any, list[Any], list[Any]]:
-    parser = impl.parser_class(
-        copy.deepcopy(case["template"]), prefix=case["prefix"], tools=copy.deepcopy(case["tools"])
-    )
+def _stream(make: Callable[[], Any], chunks: list[Any]) -> tuple[Any, list[Any], list[Any]]:
+    """Feed the chunks to the parser ``make`` returns, finalize: the message, the open/close events
+    (without ``captures``) and each region's concatenated text."""
+    parser = make()
     events = list(getattr(parser, "initial_events", []))
     for chunk in chunks:
         events.extend(parser.feed(chunk))
@@ -192,20 +304,21 @@ def _stream(
     return message, kept, regions
 
 
-def check(impl: Implementation, case: dict[str, Any]) -> list[str]:
-    """Every way the implementation fails the case (empty: it passes)."""
-    template, tools = case["template"], case["tools"]
-    kind, got = _outcome(
-        impl,
-        lambda: impl.parse_response(
-            case["output"], copy.deepcopy(template), prefix=case["prefix"], tools=copy.deepcopy(tools)
-        ),
-    )
+def _score(
+    impl: Implementation,
+    case: dict[str, Any],
+    whole: Callable[[], Any],
+    make: Callable[[], Any],
+    output: Any,
+) -> list[str]:
+    """Every way the implementation fails the case: ``whole`` parses it in one call, ``make`` builds a
+    streaming parser, ``output`` (text or ids) is cut by each chunking."""
+    kind, got = _outcome(impl, whole)
     problems = [p for p in [_expect(impl, case, kind, got, "parse_response")] if p]
     for chunking in case.get("chunkings", ()):
         where = f"stream {chunking['name']}"
-        chunks = _chunks(case["output"], chunking["splits"])
-        kind, got = _outcome(impl, functools.partial(_stream, impl, case, chunks))
+        chunks = _chunks(output, chunking["splits"])
+        kind, got = _outcome(impl, functools.partial(_stream, make, chunks))
         if kind == "raise":
             problems.append(_expect(impl, case, kind, got, where) or where)
             continue
@@ -221,6 +334,41 @@ def check(impl: Implementation, case: dict[str, Any]) -> list[str]:
     return problems
 
 
+def check(impl: Implementation, case: dict[str, Any], tokenizers: dict[str, str] | None = None) -> list[str]:
+    """Every way the implementation fails a text case (empty: it passes)."""
+    template, tools = case["template"], case["tools"]
+    return _score(
+        impl,
+        case,
+        lambda: impl.parse_response(
+            case["output"], copy.deepcopy(template), prefix=case["prefix"], tools=copy.deepcopy(tools)
+        ),
+        lambda: impl.parser_class(copy.deepcopy(template), prefix=case["prefix"], tools=copy.deepcopy(tools)),
+        case["output"],
+    )
+
+
+def check_ids(
+    impl: Implementation, case: dict[str, Any], tokenizers: dict[str, str] | None = None
+) -> list[str]:
+    """Every way the implementation fails a token-id case (empty: it passes)."""
+    reader = impl.ids
+    if reader is None:  # run() skips these
+        raise ValueError(f"{impl.name} does not take token ids")
+    name = case["tokenizer"]
+    if name not in (tokenizers or {}):
+        return [f"parse_response: the suite has no tokenizer {name!r}"]
+    tok = reader.tokenizer((tokenizers or {})[name], tuple(case["control_tokens"]))
+    template, tools, prefix, ids = case["template"], case["tools"], case["prefix_ids"], case["token_ids"]
+    return _score(
+        impl,
+        case,
+        lambda: reader.parse(tok, list(ids), copy.deepcopy(template), list(prefix), copy.deepcopy(tools)),
+        lambda: reader.parser(tok, copy.deepcopy(template), list(prefix), copy.deepcopy(tools)),
+        list(ids),
+    )
+
+
 #: The checks a case is scored on, and how to tell a problem of each kind.
 CHECKS: dict[str, Callable[[str], bool]] = {
     "parse_response": lambda p: p.startswith("parse_response:"),
@@ -229,6 +377,21 @@ CHECKS: dict[str, Callable[[str], bool]] = {
     ),
     "events": lambda p: ": events " in p,
     "region texts": lambda p: ": region texts " in p,
+}
+
+
+def input_of(case: dict[str, Any]) -> str:
+    """What the case feeds the parser: ``token_ids``, ``text``, or ``unknown`` (neither key)."""
+    if "token_ids" in case:
+        return "token_ids"
+    return "text" if isinstance(case.get("output"), str) else "unknown"
+
+
+#: The check for each input this runner knows (a case of another input is skipped); it is given the
+#: suite's tokenizers (name -> tokenizer.json text).
+CHECKERS: dict[str, Callable[[Implementation, dict[str, Any], dict[str, str] | None], list[str]]] = {
+    "text": check,
+    "token_ids": check_ids,
 }
 
 
@@ -250,6 +413,8 @@ class Score:
     by_kind: dict[str, list[int]] = field(default_factory=dict)
     #: Per check (CHECKS), over the cases it applies to.
     by_check: dict[str, list[int]] = field(default_factory=dict)
+    #: Per input (``INPUTS``): text cases and token-id cases.
+    by_input: dict[str, list[int]] = field(default_factory=dict)
     failures: list[tuple[str, str, list[str]]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
@@ -258,7 +423,8 @@ class Score:
 
     def add(self, case: dict[str, Any], problems: list[str]) -> None:
         """Count one case."""
-        for table, key in ((self.by_category, case["category"]), (self.by_kind, kind_of(case))):
+        tables = ((self.by_category, case["category"]), (self.by_kind, kind_of(case)))
+        for table, key in (*tables, (self.by_input, input_of(case))):
             table.setdefault(key, [0, 0])[bool(problems)] += 1
         if kind_of(case) == "conformance":
             applies = {"parse_response": True, "streamed message": "chunkings" in case}
@@ -282,16 +448,30 @@ class Score:
 
 
 def run(
-    impl: Implementation, cases: list[dict[str, Any]], supports: set[str], *, streaming_label: str = ""
+    impl: Implementation,
+    cases: list[dict[str, Any]],
+    supports: set[str],
+    *,
+    streaming_label: str = "",
+    tokenizers: dict[str, str] | None = None,
 ) -> Score:
-    """Check every case the implementation can run."""
+    """Check every case the implementation can run (``tokenizers``: the suite's, for token-id cases)."""
     score = Score(streaming_label=streaming_label)
     for case in cases:
+        case_id = str(case.get("id", "?"))
+        given = input_of(case)
+        checker = CHECKERS.get(given)
+        if checker is None:
+            score.skipped.append((case_id, f"input {given}: this runner has no check for it"))
+            continue
+        if given not in impl.inputs:
+            score.skipped.append((case_id, f"input {given}: {impl.name} does not take it"))
+            continue
         missing = [r for r in case.get("requires", ()) if r not in supports]
         if missing:
-            score.skipped.append((case["id"], ", ".join(missing)))
+            score.skipped.append((case_id, ", ".join(missing)))
             continue
-        score.add(case, check(impl, case))
+        score.add(case, checker(impl, case, tokenizers))
     return score
 
 
@@ -307,6 +487,10 @@ def report(impl: Implementation, score: Score, out: Any, *, max_failures: int) -
     out.write(f"\n{'kind':14} {'passed':>7} {'failed':>7}\n")
     for name in KINDS:
         p, f = score.by_kind.get(name, [0, 0])
+        out.write(f"{name:14} {p:7} {f:7}\n")
+    out.write(f"\n{'input':14} {'passed':>7} {'failed':>7}\n")
+    for name in INPUTS:
+        p, f = score.by_input.get(name, [0, 0])
         out.write(f"{name:14} {p:7} {f:7}\n")
     out.write(f"\n{'check (conformance cases)':27} {'passed':>7} {'failed':>7}\n")
     for name, (p, f) in score.by_check.items():
@@ -342,12 +526,18 @@ def main(argv: list[str] | None = None) -> int:
     suite = load(args.cases)
     cases = suite["cases"]
     if args.category:
-        cases = [c for c in cases if c["category"] in args.category]
+        cases = [c for c in cases if c.get("category") in args.category]
     if args.whole_only:
         cases = [
             {**c, "chunkings": [k for k in c.get("chunkings", ()) if k["name"] == "whole"]} for c in cases
         ]
-    score = run(impl, cases, supports=set(), streaming_label=suite.get("streaming_difference", ""))
+    score = run(
+        impl,
+        cases,
+        supports=set(),
+        streaming_label=suite.get("streaming_difference", ""),
+        tokenizers=suite.get("tokenizers", {}),
+    )
     if args.json:
         json.dump(
             {
@@ -355,6 +545,7 @@ def main(argv: list[str] | None = None) -> int:
                 "by_category": score.by_category,
                 "by_kind": score.by_kind,
                 "by_check": score.by_check,
+                "by_input": score.by_input,
                 "failures": [{"id": i, "label": lab, "problems": p} for i, lab, p in score.failures],
                 "skipped": [{"id": i, "requires": r} for i, r in score.skipped],
             },

@@ -1,10 +1,10 @@
 """Export every library family to each target and check the export where it is consumed.
 
-For each family with a template and each target (transformers 5.24, vLLM, SGLang) this script exports the
-template (``rt.templates.export``), then runs **transformers 5.24's own parser**
-(``transformers.utils.chat_parsing.parse_response``, the code the engines vendor) with the exported
-template on the family's recorded outputs, and counts the samples that it reads the same as we do with our
-template: the same message (values and their types; the engines' ``thinking`` read back as
+For each family with a template and each target (transformers 5.25, vLLM, SGLang) this script exports the
+template (``rt.templates.export``), then runs **transformers 5.25's own parser**
+(``transformers.utils.chat_parsing.parse_response``; the engines vendor a fork of its 5.23 version, and
+their exports keep to that vocabulary) with the exported template on the family's recorded outputs, and
+counts the samples that it reads the same as we do with our template: the same message (values and their types; the engines' ``thinking`` read back as
 ``reasoning_content``), or both refusing the output. Prompts and tools per sample follow
 ``tests/library_samples.py``. ``scripts/gen_models_doc.py`` puts the result in docs/models.md.
 
@@ -14,7 +14,7 @@ Usage::
     python scripts/export_report.py --family qwen3   # also every sample read differently
     python scripts/export_report.py --samples ../shared/research/model_output_samples.jsonl
 
-Needs transformers 5.24 (a test-only dependency of this project).
+Needs transformers 5.25 (a test-only dependency of this project).
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ __all__ = [
     "totals",
 ]
 
-#: What the proof runs: the reference parser, as its engines vendor it.
-ORACLE = "transformers 5.24"
+#: What the proof runs: the reference parser (the engines vendor a fork of its 5.23 version).
+ORACLE = "transformers 5.25"
 TARGET_TITLES = {"transformers": "transformers", "vllm": "vLLM", "sglang": "SGLang"}
 
 
@@ -65,7 +65,7 @@ def _reference() -> Any:
     try:
         from transformers.utils import chat_parsing
     except ImportError as exc:  # pragma: no cover - the dev environment has it
-        raise SystemExit(f"export_report needs transformers 5.24 (a test dependency): {exc}") from None
+        raise SystemExit(f"export_report needs transformers 5.25 (a test dependency): {exc}") from None
     logging.getLogger("transformers.utils.chat_parsing").setLevel(logging.ERROR)
     return chat_parsing.parse_response
 

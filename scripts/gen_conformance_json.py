@@ -3,8 +3,10 @@
 Each case of ``tests/conformance/cases.py`` becomes one JSON object (one per line) with the template, the
 prompt prefix, the model output, the tools, what a conforming implementation must give (a message, or an
 error named by a language-neutral class), the region events, the chunkings to stream it with, and the
-slug of the intended difference from transformers when it is one (docs/differences.md). The expected
-results are ours; for every case that is not a difference they are also transformers 5.24's
+slug of the intended difference from transformers when it is one (docs/differences.md). The token-id
+cases of ``tests/conformance/token_cases.py`` follow: their tokenizers (``tokenizer.json`` texts) are in the
+header, and each case gives the prompt and the output as token ids. The expected
+results are ours; for every case that is not a difference they are also transformers 5.25's
 (``tests/test_conformance.py`` checks that). The schema is documented in docs/conformance.md and
 ``conformance/run.py`` runs the file against an implementation. ``tests/test_conformance_json.py``
 checks that the committed file is what this script writes.
@@ -33,6 +35,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import response_templates as rt  # noqa: E402
 from conformance.cases import CASES, Case, Raises  # noqa: E402
+from conformance.token_cases import TOKEN_CASES, TOKENIZERS, TokenCase, ids_of  # noqa: E402
 from response_templates.tools import callable_to_schema  # noqa: E402
 
 FORMAT = "response-templates-conformance"
@@ -104,6 +107,10 @@ def _stream(c: Case, tools: list[Any] | None) -> tuple[list[dict[str, Any]], lis
     parser = rt.ResponseParser(copy.deepcopy(c.template), prefix=prefix, tools=copy.deepcopy(tools))
     events = list(parser.initial_events) + parser.feed(c.text)
     events.extend(parser.finalize()[1])
+    return _regions(events)
+
+
+def _regions(events: list[Any]) -> tuple[list[dict[str, Any]], list[list[str]]]:
     kept: list[dict[str, Any]] = []
     regions: list[list[str]] = []
     for event in events:
@@ -116,9 +123,9 @@ def _stream(c: Case, tools: list[Any] | None) -> tuple[list[dict[str, Any]], lis
     return kept, regions
 
 
-def chunkings(case_id: str, text: str) -> list[dict[str, Any]]:
-    """Whole, one character at a time, and three seeded random chunkings (as split offsets)."""
-    out: list[dict[str, Any]] = [{"name": "whole", "splits": []}, {"name": "1-char", "splits": "every"}]
+def chunkings(case_id: str, text: str | list[int], unit: str = "char") -> list[dict[str, Any]]:
+    """Whole, one character (or id) at a time, and three seeded random chunkings (as split offsets)."""
+    out: list[dict[str, Any]] = [{"name": "whole", "splits": []}, {"name": f"1-{unit}", "splits": "every"}]
     for k in range(3):
         rng = random.Random(f"{case_id}/{k}")
         splits, i = [], 0
@@ -171,21 +178,105 @@ def case_data(c: Case) -> dict[str, Any]:
     return encode(data)  # type: ignore[no-any-return]
 
 
-def build(cases: list[Case] = CASES) -> str:
+def _token_parse(c: TokenCase, ids: list[int], prefix: list[int]) -> tuple[str, Any]:
+    from response_templates import hf
+
+    tok = _tokenizer(c.tokenizer)
+    try:
+        message: Any = hf.parse_response(
+            tok,
+            ids,
+            prefix=prefix,
+            template=copy.deepcopy(c.template),
+            tools=copy.deepcopy(c.tools),
+            control_tokens=list(c.control_tokens),
+        )
+        return "ok", dict(message)
+    except rt.ResponseTemplateError as exc:
+        return "raise", exc
+
+
+def _token_stream(
+    c: TokenCase, ids: list[int], prefix: list[int]
+) -> tuple[list[dict[str, Any]], list[list[str]]]:
+    from response_templates import hf
+
+    parser = hf.get_response_parser(
+        _tokenizer(c.tokenizer),
+        prefix=prefix,
+        template=copy.deepcopy(c.template),
+        tools=copy.deepcopy(c.tools),
+        control_tokens=list(c.control_tokens),
+    )
+    events = list(parser.initial_events) + parser.feed_tokens(ids)
+    events.extend(parser.finalize()[1])
+    return _regions(events)
+
+
+def _tokenizer(name: str) -> Any:
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_str(TOKENIZERS[name])
+
+
+def token_case_data(c: TokenCase) -> dict[str, Any]:
+    """One token-id case as JSON data: the ids, the tokenizer by name, the control tokens it sets."""
+    ids, prefix = ids_of(c.tokenizer, c.output), ids_of(c.tokenizer, c.prefix)
+    if not ids:  # an empty list is an empty batch to the tokenizer methods
+        raise ValueError(f"{c.id}: a token-id case needs at least one output id")
+    specials = {t["content"] for t in json.loads(TOKENIZERS[c.tokenizer])["added_tokens"] if t["special"]}
+    if not specials <= set(c.control_tokens):
+        raise ValueError(f"{c.id}: control_tokens must list every special token ({sorted(specials)})")
+    data: dict[str, Any] = {
+        "id": c.id,
+        "category": c.category,
+        "tokenizer": c.tokenizer,
+        "control_tokens": list(c.control_tokens),
+        "template": c.template,
+        "prefix_ids": prefix,
+        "token_ids": ids,
+        "tools": copy.deepcopy(c.tools),
+    }
+    kind, ours = _token_parse(c, ids, prefix)
+    if c.difference is not None and isinstance(c.expected, Raises):
+        data["expect"] = {"error": error_name(c.expected.error)}
+    elif c.difference is not None:
+        data["expect"] = {"message": c.expected}
+    elif c.error is not None:
+        data["expect"] = {"error": error_name(c.error)}
+    elif kind == "raise":
+        data["expect"] = {"error": error_name(ours)}
+    else:
+        data["expect"] = {"message": ours}
+    if kind == "ok" and "message" in data["expect"]:
+        data["events"], data["region_texts"] = _token_stream(c, ids, prefix)
+        data["chunkings"] = chunkings(c.id, ids, unit="id")
+    if c.difference is not None:
+        data["difference"] = c.difference
+    if c.notes:
+        data["notes"] = c.notes
+    return encode(data)  # type: ignore[no-any-return]
+
+
+def build(cases: list[Case] = CASES, token_cases: list[TokenCase] = TOKEN_CASES) -> str:
     """The text of conformance/cases.json: a header, then one case per line."""
     header = {
         "format": FORMAT,
         "version": VERSION,
         "generated_by": "scripts/gen_conformance_json.py from tests/conformance/cases.py",
-        "reference": "transformers 5.24.0 (transformers.utils.chat_parsing)",
+        "reference": "transformers 5.25.0 (transformers.utils.chat_parsing)",
         "error_classes": {name: meaning for name, (_, meaning) in ERROR_CLASSES.items()},
         # Chunked streaming must give the whole-text result: docs/differences.md, chunking-exact.
         "streaming_difference": "chunking-exact",
-        "count": len(cases),
+        "count": len(cases) + len(token_cases),
+        # The tokenizers of the token-id cases, by name: each one's tokenizer.json text.
+        "tokenizers": {name: TOKENIZERS[name] for name in sorted({c.tokenizer for c in token_cases})},
     }
     head = json.dumps(header, ensure_ascii=False, indent=1)[:-2]  # without the closing "\n}"
     dump: Callable[[Any], str] = lambda d: json.dumps(d, ensure_ascii=False, allow_nan=False)  # noqa: E731
-    lines = ",\n".join(dump(case_data(c)) for c in cases)
+    lines = ",\n".join(
+        [*(dump(case_data(c)) for c in cases), *(dump(token_case_data(c)) for c in token_cases)]
+    )
     return f'{head},\n "cases": [\n{lines}\n]\n}}\n'
 
 
@@ -203,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)}: {len(CASES)} cases")
+    print(f"wrote {OUT.relative_to(ROOT)}: {len(CASES)} text cases, {len(TOKEN_CASES)} token-id cases")
     return 0
 
 

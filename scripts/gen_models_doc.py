@@ -2,7 +2,7 @@
 
 Runs the sample verification (``tests/library_samples.py``), the round trip of every family against its
 chat templates (``tests/data/chat_templates``) and the export check (``scripts/export_report.py``: each
-family exported to transformers, vLLM and SGLang, and transformers 5.24 run on the exported template),
+family exported to transformers, vLLM and SGLang, and transformers 5.25 run on the exported template),
 then writes the page. ``tests/library/test_library_docs.py``
 checks that the committed page is what this script writes.
 
@@ -162,8 +162,9 @@ EXPORT_INTRO = """\
 
 What shipping a family's template in `tokenizer_config.json` gives the users of each implementation
 ([export.md](export.md)): `rt.templates.export(name, target=...)` (or `response-templates export NAME
---for TARGET`) writes the template in the target's vocabulary, and **transformers 5.24's own
-`parse_response`** (the parser vLLM and SGLang vendor) then reads the family's recorded outputs with it.
+--for TARGET`) writes the template in the target's vocabulary (for vLLM and SGLang, that of the
+transformers 5.23 parser they vendor), and **transformers 5.25's own `parse_response`** then reads the
+family's recorded outputs with it.
 Each cell gives the verdict and how many samples the target reads the same as this library does (the same
 message, values and types, or both refusing the output). *with warnings*: exported with approximations,
 listed in the family's notes; *no*: the target cannot express the template (why: the field and key, and
@@ -424,7 +425,7 @@ def generate() -> str:
     lines.append("")
 
     # -------------------------------------------------------------------------------------- export
-    lines += [EXPORT_INTRO, "| family | transformers 5.24 | vLLM | SGLang |", "|---|---|---|---|"]
+    lines += [EXPORT_INTRO, "| family | transformers 5.25 | vLLM | SGLang |", "|---|---|---|---|"]
     for name, rep in exports.items():
         cells = " | ".join(export_cell(rep.results[t]) for t in export_report.TARGETS)
         lines.append(f"| [{name}](#{name.replace('.', '')}) | {cells} |")

@@ -1,8 +1,10 @@
 """Export to transformers, vLLM and SGLang (issue 10, items 4 and 5): ``rt.templates.export`` and model folders.
 
-The exported templates are checked by the target's own loader (transformers 5.24's
-``load_response_template``, which vLLM and SGLang vendor) and by the engines' serving checks as their code
-states them (fields, defaults, the text-only ``content``/``thinking``, SGLang's explicit ``strip``).
+The exported templates are checked by the target's own loader (transformers 5.25's
+``load_response_template``; vLLM 0.34 and SGLang 0.5.23 vendor a fork of 5.23's, with the same keys) and,
+for the engines, by the vocabulary of that fork (no ``python-call-list``, no ``value_parser_by``) and their
+serving checks as their code states them (fields, defaults, the text-only ``content``/``thinking``,
+SGLang's explicit ``strip`` and its ``tool_calls`` opener).
 """
 
 from __future__ import annotations
@@ -27,8 +29,29 @@ from transformers.utils.chat_parsing.response_templates import load_response_tem
 FAMILIES = [f.name for f in library.families() if f.has_template]
 
 
+def _value_parsers(name: Any, args: Any) -> list[Any]:
+    """A content parser's name and those of every value parser nested in its arguments."""
+    names = [name]
+    if isinstance(args, dict):
+        inner = args.get("value_parser")
+        if isinstance(inner, dict):
+            names += _value_parsers(inner.get("name", "text"), inner.get("args"))
+        by = args.get("value_parser_by")
+        if isinstance(by, dict):
+            for spec in by.get("parsers", {}).values():
+                names += _value_parsers(spec.get("name", "text"), spec.get("args"))
+    return names
+
+
 def engine_check(template: dict[str, Any], target: str) -> None:
-    """The engines' serving validation, as their code states it (raises AssertionError)."""
+    """The engines' vocabulary (transformers 5.23's parser) and serving validation, as their code states
+    them (raises AssertionError)."""
+    for name, spec in template["fields"].items():
+        parsers = _value_parsers(spec.get("content", "text"), spec.get("content_args"))
+        assert "python-call-list" not in parsers, name
+        assert "value_parser_by" not in spec.get("content_args", {}), name
+    if target == "sglang" and "tool_calls" in template["fields"]:
+        assert {"open", "open_pattern"} & set(template["fields"]["tool_calls"])
     loaded = load_response_template(template)
     assert set(loaded.fields) <= {"thinking", "content", "tool_calls"}, sorted(loaded.fields)
     assert set(loaded.defaults) <= {"role"}
@@ -256,10 +279,151 @@ def test_refused_extensions_name_the_field_and_key() -> None:
 
 
 def test_xml_values_arguments_are_dropped_one_warning_each() -> None:
-    result = rt.templates.export("kimi-k3")
+    result = rt.templates.export("kimi-k3", target="vllm")
     args = result.template["fields"]["tool_calls"]["content_args"]
     assert set(args) == {"tag_pattern"}
     assert {w.key for w in result.warnings} == {"content_args.type_group", "content_args.unescape"}
+
+
+_DSML_OUTPUT = (
+    '<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n'
+    '<｜DSML｜parameter name="items" string="false">[1, 2]</｜DSML｜parameter>\n'
+    '<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n'
+    "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+)
+
+
+def test_type_group_becomes_value_parser_by_for_transformers() -> None:
+    """transformers 5.25 reads the per-tag value parser itself: the export keeps it as ``value_parser_by``."""
+    result = rt.templates.export("deepseek-v3.2", target="transformers")
+    args = result.template["fields"]["tool_calls"]["content_args"]
+    assert set(args) == {"tag_pattern", "value_parser_by"}
+    assert args["value_parser_by"]["group"] == "string" and set(args["value_parser_by"]["parsers"]) == {
+        "true",
+        "false",
+    }
+    [warning] = [w for w in result.warnings if w.field == "tool_calls"]
+    assert warning.key == "content_args.type_group" and "not type" in warning.message
+    prompt = library.family("deepseek-v3.2").generation_prompt
+    theirs = reference.parse_response(_DSML_OUTPUT, result.template, prefix=prompt)
+    ours = rt.parse_response(_DSML_OUTPUT, "deepseek-v3.2", prefix=prompt)
+    arguments = {"items": [1, 2], "city": "Paris"}
+    assert theirs["tool_calls"][0]["function"]["arguments"] == arguments
+    assert ours["tool_calls"][0]["function"]["arguments"] == arguments
+    for target in ex.ENGINES:  # the engines' parser has no value_parser_by: dropped, with the old warning
+        engine = rt.templates.export("deepseek-v3.2", target=target).template["fields"]["tool_calls"]
+        assert set(engine["content_args"]) == {"tag_pattern"}
+
+
+_BY_STRING = {"group": "kind", "parsers": {"json": {"name": "json"}}}
+
+
+def _xml_calls(**args: Any) -> dict[str, Any]:
+    return {
+        "open_pattern": r"<call name=(?P<name>\w+)>",
+        "close": "</call>",
+        "repeats": True,
+        "content": "xml-inline",
+        "content_args": {
+            "tag_pattern": r'<p k=(?P<key>\w+)(?: kind="(?P<kind>\w+)")?>(?P<value>.*?)</p>',
+            **args,
+        },
+        "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+    }
+
+
+@pytest.mark.parametrize("target", ["vllm", "sglang"])
+def test_engines_drop_value_parser_by_with_a_warning(target: str) -> None:
+    template = qwen_like(tool_calls=_xml_calls(value_parser_by=_BY_STRING), content={"close": "<|im_end|>"})
+    kept = rt.templates.export(template, target="transformers")
+    assert kept.template["fields"]["tool_calls"]["content_args"]["value_parser_by"] == _BY_STRING
+    assert not [w for w in kept.warnings if w.field == "tool_calls"]
+    result = rt.templates.export(template, target=target)
+    assert "value_parser_by" not in result.template["fields"]["tool_calls"]["content_args"]
+    [warning] = [w for w in result.warnings if w.key == "content_args.value_parser_by"]
+    assert warning.field == "tool_calls" and "5.23" in warning.message
+    engine_check(result.template, target)
+
+
+@pytest.mark.parametrize("target", ["vllm", "sglang"])
+def test_engines_refuse_python_call_list(target: str) -> None:
+    """The engines' parser (a fork of transformers 5.23's) has no python-call-list: no portable export."""
+    with pytest.raises(ex.ExportError, match=r"python-call-list.*5\.23") as info:
+        rt.templates.export("pythonic", target=target)
+    assert (info.value.field, info.value.key, info.value.target) == ("tool_calls", "content", target)
+    with pytest.raises(ex.ExportError, match="python-calls") as info:
+        rt.templates.export(LENIENT_PYTHONIC, target=target)
+    assert (info.value.field, info.value.key) == ("tool_calls", "content")  # call_blocks, renamed by into
+    nested = qwen_like(
+        tool_calls=_xml_calls(value_parser={"name": "python-call-list"}), content={"close": "<|im_end|>"}
+    )
+    with pytest.raises(ex.ExportError, match="python-call-list"):
+        rt.templates.export(nested, target=target)
+    assert rt.templates.export(nested, target="transformers").template["fields"]["tool_calls"]
+
+
+def test_engines_warn_where_they_read_as_5_23() -> None:
+    unquoted = qwen_like(
+        tool_calls={**HERMES_LIKE, "content_args": {"unquoted_keys": True}}, content={"close": "<|im_end|>"}
+    )
+    merged = qwen_like(
+        tool_calls=_xml_calls(merge_duplicates=True, value_parser={"name": "json"}),
+        content={"close": "<|im_end|>"},
+    )
+    for template, key in (
+        (unquoted, "content_args.unquoted_keys"),
+        (merged, "content_args.merge_duplicates"),
+    ):
+        assert not [w for w in rt.templates.export(template).warnings if w.key == key]
+        for target in ex.ENGINES:
+            [warning] = [w for w in rt.templates.export(template, target=target).warnings if w.key == key]
+            assert warning.field == "tool_calls" and "5.23" in warning.message
+    text_values = qwen_like(tool_calls=_xml_calls(merge_duplicates=True), content={"close": "<|im_end|>"})
+    assert not [w for w in rt.templates.export(text_values, target="vllm").warnings if w.key]
+
+
+HERMES_LIKE = {
+    "open": "<tool_call>",
+    "close": "</tool_call>",
+    "repeats": True,
+    "content": "json",
+    "transform": {"type": "function", "function": "{content}"},
+}
+
+
+def test_sglang_refuses_tool_calls_without_an_opener() -> None:
+    template = {
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {
+            "thinking": {"open": "<think>", "close": "</think>"},
+            "tool_calls": {"close": "<|im_end|>", "content": "json", "transform": {"function": "{content}"}},
+        },
+    }
+    assert rt.templates.export(template, target="vllm").template["fields"]["tool_calls"]
+    with pytest.raises(ex.ExportError, match="opener") as info:
+        rt.templates.export(template, target="sglang")
+    assert (info.value.field, info.value.target) == ("tool_calls", "sglang")
+
+
+def test_the_engines_parser_flags_are_their_own(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM names its parser ``hf``, SGLang ``response_template``: the docs and ``export --help`` say so."""
+    assert ex.PARSER_FLAGS == {
+        "vllm": "--tool-call-parser hf --reasoning-parser hf",
+        "sglang": "--tool-call-parser response_template --reasoning-parser response_template",
+    }
+    page = (ROOT / "docs" / "export.md").read_text(encoding="utf-8")
+    vllm_lines = [line for line in page.splitlines() if line.startswith(("vllm serve", "* **vLLM"))]
+    assert vllm_lines and all("response_template" not in line for line in vllm_lines)
+    assert "vllm serve ./Qwen3-8B --reasoning-parser hf --tool-call-parser hf" in page
+    assert "--reasoning-parser response_template --tool-call-parser response_template" in page  # SGLang
+    assert "--tool-call-parser hf" in (ex.__doc__ or "")
+    from response_templates.cli import main
+
+    assert main(["export", "--help"]) == 0
+    help_text = "".join(capsys.readouterr().out.split())  # argparse wraps lines, also at hyphens
+    assert "vLLM0.34(servewith--tool-call-parserhf--reasoning-parserhf)" in help_text
+    sglang = "SGLang0.5.23(servewith--tool-call-parserresponse_template--reasoning-parserresponse_template)"
+    assert sglang in help_text
 
 
 def test_json_value_end_closes_with_the_end_of_turn() -> None:
@@ -382,7 +546,10 @@ def markdown_table(header: list[str], rows: Any) -> str:
 
 def test_docs_show_the_tables_of_the_code() -> None:
     page = (ROOT / "docs" / "export.md").read_text(encoding="utf-8")
-    assert markdown_table(["constraint", "transformers 5.24", "vLLM", "SGLang"], ex.CONSTRAINTS) in page
+    assert (
+        markdown_table(["constraint", "transformers 5.25", "vLLM 0.34", "SGLang 0.5.23"], ex.CONSTRAINTS)
+        in page
+    )
     assert markdown_table(["feature", "export", "reads differently"], ex.APPROXIMATIONS) in page
 
 

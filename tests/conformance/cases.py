@@ -19,6 +19,7 @@ were taken from real model outputs in public parser test suites (see
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -4569,7 +4570,7 @@ case(
 
 
 # ---------------------------------------------------------------------------------------------
-# ref524/: behaviour that changed in transformers 5.24 (the reference these cases run against).
+# ref524/: behaviour that changed in transformers 5.24 (kept in 5.25, the reference these cases run against).
 # Where 5.23 read the template differently, its result is recorded in the case's notes (5.23 is
 # not installed for the suite).
 # ---------------------------------------------------------------------------------------------
@@ -4712,6 +4713,375 @@ case(
     "ref524/xml-merge-single-list-stays",
     one("xml-inline", _P_TAGS),
     "<v><p=a>[1, 2]</p></v>",
+)
+
+# ---------------------------------------------------------------------------------------------
+# ref525/: what transformers 5.25 reads in text mode that 5.24 did not: `value_parser_by` (a value
+# parser per `xml-inline` tag), arguments of `json`/`python-call-list` fields that a string schema
+# admits kept as written, and bound methods as tools. Each case's notes record what 5.24 gave.
+# ---------------------------------------------------------------------------------------------
+
+_DSML_TAG = (
+    r'<｜DSML｜parameter name="(?P<key>[^"]+)"(?: string="(?P<string>true|false)")?>(?P<value>.*?)'
+    r"</｜DSML｜parameter>"
+)
+
+
+def _dsml(**args: Any) -> dict:
+    return tpl(
+        {
+            "tool_calls": {
+                "open_pattern": r'<｜DSML｜invoke name="(?P<name>[^"]+)">',
+                "close": "</｜DSML｜invoke>",
+                "repeats": True,
+                "content": "xml-inline",
+                "content_args": {"tag_pattern": _DSML_TAG, **args},
+                "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            },
+            "content": {},
+        }
+    )
+
+
+def _dsml_param(key: str, value: str, string: str | None = None) -> str:
+    attr = f' string="{string}"' if string is not None else ""
+    return f'<｜DSML｜parameter name="{key}"{attr}>{value}</｜DSML｜parameter>'
+
+
+def _dsml_call(*params: str) -> str:
+    return '<｜DSML｜invoke name="f">' + "".join(params) + "</｜DSML｜invoke>"
+
+
+_BY_STRING = {"group": "string", "parsers": {"false": {"name": "json"}}}
+_F_TOOLS = [fn("f", {"a": {"type": "array"}, "b": {"type": "integer"}, "c": {"type": "integer"}})]
+_IGNORED_524 = "transformers 5.24: value_parser_by ignored (every value a string, then typed by the tools)"
+
+case(
+    "ref525/value-parser-by-picks-per-tag",
+    _dsml(value_parser_by=_BY_STRING),
+    _dsml_call(_dsml_param("a", "[1, 2]", "false"), _dsml_param("b", "7", "true")),
+    notes="transformers 5.24: {'a': '[1, 2]', 'b': '7'}",
+)
+case(
+    "ref525/value-parser-by-turns-schema-typing-off",
+    _dsml(value_parser_by=_BY_STRING),
+    _dsml_call(_dsml_param("a", "[1, 2]", "false"), _dsml_param("b", "7", "true"), _dsml_param("c", "8")),
+    tools=_F_TOOLS,
+    notes="transformers 5.24: {'a': [1, 2], 'b': 7, 'c': 8} (typed by the schema)",
+)
+case(
+    "ref525/value-parser-by-falls-back-to-value-parser",
+    _dsml(value_parser_by=_BY_STRING, value_parser={"name": "int"}),
+    _dsml_call(_dsml_param("a", "[3]", "false"), _dsml_param("b", "9", "true"), _dsml_param("c", "8")),
+    notes="transformers 5.24: ValueError (int of '[3]')",
+)
+case(
+    "ref525/value-parser-by-no-value-parser-keeps-raw-text",
+    _dsml(value_parser_by=_BY_STRING),
+    _dsml_call(_dsml_param("c", " 9 ", "true"), _dsml_param("d", " x ")),
+    tools=_F_TOOLS,
+    notes=_IGNORED_524,
+)
+case(
+    "ref525/value-parser-by-null-entry-keeps-raw-text",
+    _dsml(
+        value_parser_by={"group": "string", "parsers": {"false": {"name": "json"}, "true": None}},
+        value_parser={"name": "int"},
+    ),
+    _dsml_call(_dsml_param("a", "5", "true"), _dsml_param("b", "6")),
+    notes="transformers 5.24: {'a': 5, 'b': 6}",
+)
+case(
+    "ref525/value-parser-by-empty-parsers",
+    _dsml(value_parser_by={"group": "string", "parsers": {}}),
+    _dsml_call(_dsml_param("b", "5", "true")),
+    tools=_F_TOOLS,
+    notes=_IGNORED_524,
+)
+case(
+    "ref525/value-parser-by-key-group",
+    _dsml(value_parser_by={"group": "key", "parsers": {"a": {"name": "json"}, "c": {"name": "int"}}}),
+    _dsml_call(_dsml_param("a", "[1]", "true"), _dsml_param("c", "4"), _dsml_param("b", "5")),
+    tools=_F_TOOLS,
+    notes="transformers 5.24: {'a': [1], 'c': 4, 'b': 5}",
+)
+case(
+    "ref525/value-parser-by-parser-args",
+    _dsml(
+        value_parser_by={
+            "group": "string",
+            "parsers": {
+                "true": {"name": "text", "args": {"strip": False}},
+                "false": {"name": "json", "args": {"allow_non_json": True}},
+            },
+        }
+    ),
+    _dsml_call(_dsml_param("a", " x ", "true"), _dsml_param("b", " nope ", "false"), _dsml_param("c", " 3 ")),
+    notes="transformers 5.24: {'a': ' x ', 'b': ' nope ', 'c': ' 3 '}",
+)
+case(
+    "ref525/value-parser-by-merge-duplicates",
+    _dsml(value_parser_by=_BY_STRING, merge_duplicates=True),
+    _dsml_call(
+        _dsml_param("a", "1", "false"), _dsml_param("a", "2", "true"), _dsml_param("a", "[3]", "false")
+    ),
+    notes="transformers 5.24: {'a': ['1', '2', '[3]']}",
+)
+case(
+    "ref525/value-parser-by-null-is-absent-but-typing-off",
+    _dsml(value_parser_by=None),
+    _dsml_call(_dsml_param("b", "7", "true")),
+    tools=_F_TOOLS,
+    notes="transformers 5.24: {'b': 7}",
+)
+case(
+    "ref525/value-parser-by-in-a-value-parser",
+    one(
+        "xml-inline",
+        {
+            "tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>",
+            "value_parser": {
+                "name": "xml-inline",
+                "args": {
+                    "tag_pattern": r"\[(?P<key>\w+)(?: (?P<t>j))?\](?P<value>[^\[]*)",
+                    "value_parser_by": {"group": "t", "parsers": {"j": {"name": "json"}}},
+                },
+            },
+        },
+    ),
+    "<v><x>[a j]1[b]2</x></v>",
+    notes="transformers 5.24: {'v': {'x': {'a': '1', 'b': '2'}}}",
+)
+_KV_CALLS = tpl(
+    {
+        "tool_calls": {
+            "open_pattern": r"<call (?P<name>\w+)>",
+            "close": "</call>",
+            "repeats": True,
+            "content": "kv-lines",
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {},
+    }
+)
+_KV_BY = copy.deepcopy(_KV_CALLS)
+_KV_BY["fields"]["tool_calls"]["content_args"] = {"value_parser_by": {"group": "string", "parsers": {}}}
+case(
+    "ref525/kv-lines-value-parser-by-only-turns-typing-off",
+    _KV_BY,
+    "<call f>b: 7\nc: 8</call>",
+    tools=_F_TOOLS,
+    notes="transformers 5.24: {'b': 7, 'c': 8}",
+)
+_JSON_BY = copy.deepcopy(QWEN3)
+_JSON_BY["fields"]["tool_calls"]["content_args"] = {"value_parser_by": ["anything"]}
+case(
+    "ref525/json-value-parser-by-only-turns-typing-off",
+    _JSON_BY,
+    '<tool_call>{"name": "f", "arguments": {"b": "7"}}</tool_call>',
+    tools=_F_TOOLS,
+    notes="transformers 5.24: {'b': 7}",
+)
+# Both refuse a group tag_pattern does not define, once a tag is read (ours at load, 5.25 at the tag).
+case(
+    "ref525/value-parser-by-group-not-in-pattern",
+    _dsml(value_parser_by={"group": "kind", "parsers": {}}),
+    _dsml_call(_dsml_param("a", "1")),
+    error="TemplateError",
+    notes=_IGNORED_524,
+)
+case(
+    "ref525/value-parser-by-parsers-not-an-object",
+    _dsml(value_parser_by={"group": "string", "parsers": ["json"]}),
+    _dsml_call(_dsml_param("a", "1")),
+    error="TemplateError",
+    notes=_IGNORED_524,
+)
+# value-parser-by-at-load: refused when the template loads; 5.25 fails only where a tag needs it, and
+# then with AttributeError or KeyError.
+_AT_LOAD = {"difference": "value-parser-by-at-load", "expected": Raises("TemplateError")}
+case(
+    "ref525/value-parser-by-group-not-in-pattern-unused",
+    _dsml(value_parser_by={"group": "kind", "parsers": {}}),
+    "just text",
+    notes="transformers 5.25: {'content': 'just text'} (never checked)",
+    **_AT_LOAD,
+)
+case(
+    "ref525/value-parser-by-not-an-object",
+    _dsml(value_parser_by=["string"]),
+    _dsml_call(_dsml_param("a", "1")),
+    notes="transformers 5.25: AttributeError ('list' object has no attribute 'get')",
+    **_AT_LOAD,
+)
+case(
+    "ref525/value-parser-by-unknown-parser",
+    _dsml(value_parser_by={"group": "string", "parsers": {"false": {"name": "yaml"}}}),
+    _dsml_call(_dsml_param("a", "1", "false")),
+    notes="transformers 5.25: KeyError 'yaml'",
+    **_AT_LOAD,
+)
+case(
+    "ref525/value-parser-by-unknown-parser-unused",
+    _dsml(value_parser_by={"group": "string", "parsers": {"false": {"name": "yaml"}}}),
+    _dsml_call(_dsml_param("a", "1", "true")),
+    notes="transformers 5.25: {'a': '1'} (the entry is never used)",
+    **_AT_LOAD,
+)
+case(
+    "ref525/value-parser-by-entry-not-an-object",
+    _dsml(value_parser_by={"group": "string", "parsers": {"false": "json"}}),
+    _dsml_call(_dsml_param("a", "1", "false")),
+    notes="transformers 5.25: AttributeError ('str' object has no attribute 'get')",
+    **_AT_LOAD,
+)
+
+# Arguments of json / python-call-list fields that a string schema admits stay as written.
+_UNION_TOOLS = [
+    fn(
+        "f",
+        {
+            "sl": {"type": ["string", "integer"]},
+            "ls": {"type": ["integer", "string"]},
+            "any": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            "one": {"oneOf": [{"type": "object"}, {"type": "string"}]},
+            "ns": {"type": "string", "nullable": True},
+            "as": {"type": ["array", "string"]},
+            "bs": {"type": ["boolean", "string"]},
+            "inull": {"type": ["integer", "null"]},
+            "i": {"type": "integer"},
+            "ni": {"type": "integer", "nullable": True},
+            "s": {"type": "string"},
+        },
+    )
+]
+_UNION_ARGS = {
+    "sl": "7",
+    "ls": "7",
+    "any": "7",
+    "one": '{"a": 1}',
+    "ns": "null",
+    "as": "[1, 2]",
+    "bs": "true",
+    "inull": "7",
+    "i": "7",
+    "ni": "None",
+    "s": "7",
+}
+_UNION_524 = (
+    "transformers 5.24: {'sl': 7, 'ls': 7, 'any': 7, 'one': {'a': 1}, 'ns': None, 'as': [1, 2], 'bs': True, "
+    "'inull': 7, 'i': 7, 'ni': None, 's': '7'}"
+)
+case(
+    "ref525/json-arguments-a-string-schema-admits-stay",
+    QWEN3,
+    "<tool_call>" + json.dumps({"name": "f", "arguments": _UNION_ARGS}) + "</tool_call>",
+    tools=_UNION_TOOLS,
+    notes=_UNION_524,
+)
+case(
+    "ref525/json-each-arguments-a-string-schema-admits-stay",
+    tpl(
+        {
+            "tool_calls": {
+                "open": "<calls>",
+                "close": "</calls>",
+                "content": "json",
+                "transform_each": True,
+                "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
+            },
+            "content": {},
+        }
+    ),
+    '<calls>[{"name": "f", "arguments": {"sl": "7", "i": "8"}}]</calls>',
+    tools=_UNION_TOOLS,
+    notes="transformers 5.24: {'sl': 7, 'i': 8}",
+)
+_CALL_LIST_CALLS = tpl(
+    {
+        "tool_calls": {
+            "open": "[TOOL_CALLS]",
+            "close": "</s>",
+            "content": "python-call-list",
+            "transform_each": True,
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
+        },
+        "content": {},
+    }
+)
+case(
+    "ref525/python-call-list-arguments-a-string-schema-admits-stay",
+    _CALL_LIST_CALLS,
+    "[TOOL_CALLS][f(" + ", ".join(f"{k}={json.dumps(v)}" for k, v in _UNION_ARGS.items()) + ")]</s>",
+    tools=_UNION_TOOLS,
+    notes=_UNION_524,
+)
+case(
+    "ref525/xml-inline-still-casts-unions",
+    XML_CALLS,
+    xml_call("f", **_UNION_ARGS),
+    tools=_UNION_TOOLS,
+    notes="transformers 5.24: the same (xml-inline casts as before)",
+)
+case(
+    "ref525/kv-lines-still-casts-unions",
+    _KV_CALLS,
+    "<call f>" + "\n".join(f"{k}: {v}" for k, v in _UNION_ARGS.items()) + "</call>",
+    tools=_UNION_TOOLS,
+    notes="transformers 5.24: the same (kv-lines casts as before)",
+)
+
+
+def lookup(item_id: int | str, label: str | None = None, count: int | None = None) -> None:
+    """Look an item up.
+
+    Args:
+        item_id: The item.
+        label: A label.
+        count: How many.
+    """
+
+
+case(
+    "ref525/callable-unions-in-json-stay-strings",
+    QWEN3,
+    '<tool_call>{"name": "lookup", "arguments": {"item_id": "42", "label": "None", "count": "5"}}</tool_call>',
+    tools=[lookup],
+    notes="transformers 5.24: {'item_id': 42, 'label': None, 'count': 5}",
+)
+case(
+    "ref525/callable-unions-in-xml-are-cast",
+    XML_CALLS,
+    xml_call("lookup", item_id="42", label="None"),
+    tools=[lookup],
+    notes="transformers 5.24: the same",
+)
+
+
+class Thermostat:
+    """A tool owner whose method annotates ``self`` (a bound method is a tool since 5.25)."""
+
+    def set_temp(self: Thermostat, celsius: float) -> None:
+        """Set the temperature.
+
+        Args:
+            celsius: The target in degrees.
+        """
+
+
+case(
+    "ref525/bound-method-tool-json",
+    QWEN3,
+    '<tool_call>{"name": "set_temp", "arguments": {"celsius": "21.5"}}</tool_call>',
+    tools=[Thermostat().set_temp],
+    notes="transformers 5.24: TypeHintParsingException (the hint of self)",
+)
+case(
+    "ref525/bound-method-tool-xml",
+    XML_CALLS,
+    xml_call("set_temp", celsius="21.5"),
+    tools=[Thermostat().set_temp],
+    notes="transformers 5.24: TypeHintParsingException (the hint of self)",
 )
 
 # ---------------------------------------------------------------------------------------------

@@ -20,15 +20,17 @@ __all__ = ["add_export"]
 
 def add_export(subparsers: Any) -> None:
     """The ``export`` command."""
-    from ..export import TARGETS
+    from ..export import PARSER_FLAGS, TARGET_VERSIONS, TARGETS
 
     parser = subparsers.add_parser(
         "export",
         help="write a template as the response_template of transformers, vLLM or SGLang",
         description="Export a response template in the vocabulary of another implementation: transformers "
-        "5.24, vLLM or SGLang (--tool-call-parser response_template --reasoning-parser response_template). "
-        "What the target cannot express is refused; an approximation is exported with a warning saying "
-        "which outputs read differently. See docs/export.md.",
+        f"{TARGET_VERSIONS['transformers']}, vLLM {TARGET_VERSIONS['vllm']} (serve with {PARSER_FLAGS['vllm']}) "
+        f"or SGLang {TARGET_VERSIONS['sglang']} (serve with {PARSER_FLAGS['sglang']}). The engines vendor "
+        "transformers 5.23's parser, so their exports keep to its vocabulary (no python-call-list, no "
+        "value_parser_by). What the target cannot express is refused; an approximation is exported with a "
+        "warning saying which outputs read differently. See docs/export.md.",
         epilog="exit codes: 0 exported (warnings on stderr); 1 the target cannot express the template (or "
         "--strict and an approximation was needed); 2 usage error, unknown model, unreadable file or invalid "
         "template",

@@ -1,12 +1,14 @@
 """Templates for the engines and the Hub: a response template in the vocabulary of another implementation.
 
 :func:`export` turns one of our templates (a library family, a model id, template data or a compiled
-template) into the ``response_template`` JSON that a *target* reads: transformers 5.24 (the reference
-implementation), vLLM or SGLang (``--tool-call-parser response_template --reasoning-parser
-response_template``; both run a vendored copy of the reference parser). What a target cannot express is
-refused with :class:`ExportError`, naming the field, the key and the target; where a portable
-approximation exists the template is exported with an :class:`ExportWarning` that says which outputs read
-differently. :func:`update_tokenizer_config` writes the result into a local model folder.
+template) into the ``response_template`` JSON that a *target* reads: transformers 5.25 (the reference
+implementation), vLLM 0.34 (``--tool-call-parser hf --reasoning-parser hf``) or SGLang 0.5.23
+(``--tool-call-parser response_template --reasoning-parser response_template``). Both engines run a
+vendored fork of transformers 5.23's parser, so an export for them keeps to that older vocabulary (no
+``python-call-list``, no ``value_parser_by``). What a target cannot express is refused with
+:class:`ExportError`, naming the field, the key and the target; where a portable approximation exists the
+template is exported with an :class:`ExportWarning` that says which outputs read differently.
+:func:`update_tokenizer_config` writes the result into a local model folder.
 
 >>> import response_templates as rt
 >>> result = rt.templates.export("qwen3", target="vllm")
@@ -44,17 +46,22 @@ from .targets import (
     APPROXIMATIONS,
     CONSTRAINTS,
     ENGINE_FIELDS,
+    ENGINE_PARSERS,
     ENGINE_RENAMES,
     ENGINES,
+    PARSER_FLAGS,
     REFERENCE_FIELD_KEYS,
     REFERENCE_PARSERS,
     REFERENCE_TOP_KEYS,
+    TARGET_VERSIONS,
 )
 
 __all__ = [
     "APPROXIMATIONS",
     "CONSTRAINTS",
+    "PARSER_FLAGS",
     "TARGETS",
+    "TARGET_VERSIONS",
     "ExportError",
     "ExportResult",
     "ExportWarning",
@@ -325,6 +332,13 @@ def _handle_field_features(ex: _Export, name: str, declared: tuple[str, ...]) ->
             )
         elif ext_name == "python-calls":
             args = spec.get("content_args") or {}
+            if ex.target in ENGINES:
+                raise ex.refuse(
+                    "content parser 'python-calls' has no equivalent: its strict form 'python-call-list' is "
+                    "not in the engines' vendored parser (transformers 5.23's)",
+                    name,
+                    "content",
+                )
             if args:
                 raise ex.refuse(
                     f"content parser 'python-calls' with content_args {sorted(args)} has no equivalent "
@@ -344,6 +358,10 @@ def _handle_field_features(ex: _Export, name: str, declared: tuple[str, ...]) ->
         elif ext_name == "xml-values":
             arg = key.split(".", 1)[1]
             args = spec["content_args"]
+            if arg in ("type_group", "type_parsers") and ex.target not in ENGINES:
+                if "type_group" in args and "type_parsers" in args:
+                    _type_group_to_value_parser_by(ex, name, args)
+                continue
             args.pop(arg, None)
             if _XML_VALUES_WARNINGS.get(arg):
                 ex.warn(name, f"content_args.{arg}", _XML_VALUES_WARNINGS[arg])
@@ -374,7 +392,38 @@ def _handle_field_features(ex: _Export, name: str, declared: tuple[str, ...]) ->
         del spec["content_args"]
 
 
+def _type_group_to_value_parser_by(ex: _Export, name: str, args: dict[str, Any]) -> None:
+    """``type_group`` + ``type_parsers`` (``xml-values``) -> 5.25's ``value_parser_by``: the same parser per
+    tag, chosen by the same capture, falling back to ``value_parser`` alike; only the tools' typing differs."""
+    args["value_parser_by"] = {"group": args.pop("type_group"), "parsers": args.pop("type_parsers")}
+    ex.warn(
+        name,
+        "content_args.type_group",
+        "written as 'value_parser_by' (transformers 5.25 reads the value parser per tag the same way), under "
+        "which transformers does not type the field's arguments by the request's tools: a value read as a "
+        "string stays a string where a tool's schema asks for another type (ours casts it)",
+    )
+
+
+def _value_parsers(parser: Any, args: Any, depth: int = 0) -> Iterator[tuple[Any, Any]]:
+    """``(name, args)`` of a content parser and of every value parser nested in its arguments
+    (``value_parser``, the entries of ``value_parser_by.parsers``)."""
+    yield parser, args
+    if not isinstance(args, Mapping) or depth > 16:
+        return
+    inner = args.get("value_parser")
+    if isinstance(inner, Mapping):
+        yield from _value_parsers(inner.get("name", "text"), inner.get("args"), depth + 1)
+    by = args.get("value_parser_by")
+    parsers = by.get("parsers") if isinstance(by, Mapping) else None
+    if isinstance(parsers, Mapping):
+        for spec in parsers.values():
+            if isinstance(spec, Mapping):
+                yield from _value_parsers(spec.get("name", "text"), spec.get("args"), depth + 1)
+
+
 def _check_reference_vocabulary(ex: _Export) -> None:
+    known = ENGINE_PARSERS if ex.target in ENGINES else REFERENCE_PARSERS
     for key in ex.data:
         if key not in REFERENCE_TOP_KEYS:
             raise ex.refuse(f"the target has no top-level key {key!r}", None, key)
@@ -382,16 +431,52 @@ def _check_reference_vocabulary(ex: _Export) -> None:
         for key in spec:
             if key not in REFERENCE_FIELD_KEYS:
                 raise ex.refuse(f"the target has no field key {key!r}", name, key)
-        parser = spec.get("content", "text")
+        for parser, _ in _value_parsers(spec.get("content", "text"), spec.get("content_args")):
+            if parser not in known:
+                why = (
+                    " (the engines' vendored parser is transformers 5.23's, which has none)"
+                    if parser in REFERENCE_PARSERS
+                    else ""
+                )
+                raise ex.refuse(f"the target has no content parser {parser!r}{why}", name, "content")
+
+
+def _engine_vocabulary(ex: _Export) -> None:
+    """What the engines' parser (a fork of transformers 5.23's) reads differently from 5.25's: a
+    ``value_parser_by`` it would ignore is dropped; the 5.24 readings of ``unquoted_keys`` and
+    ``merge_duplicates`` it lacks are warned about."""
+    for name, spec in ex.fields.items():
         args = spec.get("content_args")
-        depth = 0
-        while True:
-            if parser not in REFERENCE_PARSERS:
-                raise ex.refuse(f"the target has no content parser {parser!r}", name, "content")
-            inner = args.get("value_parser") if isinstance(args, Mapping) else None
-            if not isinstance(inner, Mapping) or depth > 16:
-                break
-            parser, args, depth = inner.get("name", "text"), inner.get("args"), depth + 1
+        if not isinstance(args, dict):
+            continue
+        parser = spec.get("content", "text")
+        if parser == "xml-inline" and "value_parser_by" in args:
+            del args["value_parser_by"]
+            ex.warn(
+                name,
+                "content_args.value_parser_by",
+                "dropped (the engines' parser, transformers 5.23's, ignores it): every tag's value is read by "
+                "'value_parser' (as text without one) and typed by the request's tools, whatever the tag's "
+                "group captured",
+            )
+        if parser == "json" and args.get("unquoted_keys") is True:
+            ex.warn(
+                name,
+                "content_args.unquoted_keys",
+                "the engines read it as transformers 5.23 did: key-like text inside a string value is rewritten "
+                "too, and a key with spaces around it is not quoted, so such outputs fail to parse there",
+            )
+        if parser in ("xml-inline", "kv-lines") and args.get("merge_duplicates") is True:
+            inner = args.get("value_parser")
+            if isinstance(inner, Mapping) and inner.get("name") == "json":
+                ex.warn(
+                    name,
+                    "content_args.merge_duplicates",
+                    "the engines merge as transformers 5.23 did: when a repeated key's first value is a list, the "
+                    "later values are appended to that list instead of being collected beside it",
+                )
+        if args == {}:
+            del spec["content_args"]
 
 
 def _check_numbers(ex: _Export) -> None:
@@ -532,6 +617,13 @@ def _engine_constraints(ex: _Export) -> None:
                 "by default, so the parsed value is the same)"
             )
     calls = ex.fields.get("tool_calls")
+    if calls is not None and ex.target == "sglang" and "open" not in calls and "open_pattern" not in calls:
+        raise ex.refuse(
+            "SGLang reads 'tool_calls' only as a region with an opener ('open' or 'open_pattern'); this one is "
+            "the implicit field",
+            "tool_calls",
+            None,
+        )
     if calls is not None:
         if "transform" not in calls:
             ex.warn(
@@ -561,6 +653,9 @@ def _engine_constraints(ex: _Export) -> None:
 
 def export(name_or_template: Any, target: str = "transformers") -> ExportResult:
     """The ``response_template`` JSON of a template for ``target`` (``"transformers"``, ``"vllm"``, ``"sglang"``).
+
+    The targets are the releases of :data:`TARGET_VERSIONS`; the engines read it with the parser flags of
+    :data:`PARSER_FLAGS`.
 
     ``name_or_template`` is a library family name or alias, a model id (as for
     :func:`response_templates.templates.for_model`), template data (a dict or JSON text) or a compiled
@@ -594,6 +689,8 @@ def export(name_or_template: Any, target: str = "transformers") -> ExportResult:
         unused = [e for e in declared if e not in used]
         if unused:
             ex.notes.append(f"declared but unused extensions dropped: {', '.join(unused)}")
+    if target in ENGINES:
+        _engine_vocabulary(ex)
     _check_reference_vocabulary(ex)
     _check_numbers(ex)
     if target in ENGINES:

@@ -1,6 +1,7 @@
-"""Internal: what each export target reads: the keys, content parsers and fields of transformers 5.24's
-``response_template``, and the extra constraints of vLLM and SGLang (:data:`CONSTRAINTS`), with the
-approximations an export may make (:data:`APPROXIMATIONS`). docs/export.md shows the same table."""
+"""Internal: what each export target reads: the keys, content parsers and fields of transformers 5.25's
+``response_template``, the older vocabulary of the parser vLLM 0.34 and SGLang 0.5.23 vendor (a fork of
+transformers 5.23's) and their serving constraints (:data:`CONSTRAINTS`), with the approximations an export
+may make (:data:`APPROXIMATIONS`). docs/export.md shows the same tables."""
 
 from __future__ import annotations
 
@@ -11,15 +12,26 @@ __all__ = [
     "CONSTRAINTS",
     "ENGINES",
     "ENGINE_FIELDS",
+    "ENGINE_PARSERS",
     "ENGINE_RENAMES",
+    "PARSER_FLAGS",
     "REFERENCE_FIELD_KEYS",
     "REFERENCE_PARSERS",
     "REFERENCE_TOP_KEYS",
+    "TARGET_VERSIONS",
 ]
 
 # ------------------------------------------------------------------------------ what each target reads
 
-#: transformers 5.24's template vocabulary (the engines vendor the same loader).
+#: The release of each target that the export writes for.
+TARGET_VERSIONS: Mapping[str, str] = {"transformers": "5.25", "vllm": "0.34", "sglang": "0.5.23"}
+#: How each engine is told to read the tokenizer's ``response_template`` (its parser name).
+PARSER_FLAGS: Mapping[str, str] = {
+    "vllm": "--tool-call-parser hf --reasoning-parser hf",
+    "sglang": "--tool-call-parser response_template --reasoning-parser response_template",
+}
+
+#: transformers 5.25's template vocabulary (the keys are those of 5.23, which the engines vendor).
 REFERENCE_TOP_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
 REFERENCE_FIELD_KEYS = frozenset(
     {
@@ -39,13 +51,16 @@ REFERENCE_FIELD_KEYS = frozenset(
 REFERENCE_PARSERS = frozenset(
     {"text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list"}
 )
+#: The content parsers of the engines' vendored copy (transformers 5.23's: no ``python-call-list``).
+ENGINE_PARSERS = REFERENCE_PARSERS - {"python-call-list"}
 #: The only fields the engines route (everything else is refused by their loaders).
 ENGINE_FIELDS = frozenset({"thinking", "content", "tool_calls"})
 #: The engines' name for our ``reasoning_content``.
 ENGINE_RENAMES: Mapping[str, str] = {"reasoning_content": "thinking"}
 ENGINES = frozenset({"vllm", "sglang"})
 
-#: One row per constraint: (constraint, transformers 5.24, vLLM, SGLang). docs/export.md shows this table.
+#: One row per constraint: (constraint, transformers 5.25, vLLM 0.34, SGLang 0.5.23). docs/export.md shows
+#: this table.
 CONSTRAINTS: tuple[tuple[str, str, str, str], ...] = (
     (
         "top-level keys",
@@ -61,10 +76,35 @@ CONSTRAINTS: tuple[tuple[str, str, str, str], ...] = (
         "as transformers",
     ),
     (
+        "parser flags",
+        "none: `tokenizer.parse_response`, `transformers serve`",
+        f"`{PARSER_FLAGS['vllm']}`",
+        f"`{PARSER_FLAGS['sglang']}`",
+    ),
+    (
         "content parsers",
         "`text`, `int`, `float`, `bool`, `json`, `xml-inline`, `kv-lines`, `python-call-list`",
-        "as transformers",
-        "as transformers",
+        "as transformers 5.23: no `python-call-list` (refused)",
+        "as vLLM",
+    ),
+    (
+        "`value_parser_by` (`xml-inline`)",
+        "read; the field's arguments are not typed by the tools",
+        "ignored: dropped, with a warning (every value read by `value_parser`, typed by the tools)",
+        "as vLLM",
+    ),
+    (
+        "`unquoted_keys` (`json`), `merge_duplicates` with list values",
+        "read as in 5.24: keys only outside strings, spaces allowed; a list value is one item",
+        "read as in 5.23 (a warning): key-like text inside strings is rewritten, spaced keys are missed; "
+        "a duplicate is appended to a list value",
+        "as vLLM",
+    ),
+    (
+        "tool-argument typing in `json` and `python-call-list` fields",
+        "an argument whose schema admits a string stays as written",
+        'cast like any other (`"7"` with `["string", "integer"]` becomes `7`)',
+        "as transformers (also under `value_parser: json`)",
     ),
     (
         "our extensions (`extensions` key)",
@@ -91,6 +131,13 @@ CONSTRAINTS: tuple[tuple[str, str, str, str], ...] = (
         "any",
         'chat shape `{"function": {"name", "arguments"}}`, else the call is dropped',
         'chat shape `{"function": {"name", "arguments"}}`, else the call is dropped',
+    ),
+    ("`tool_calls` opener", "any", "any", "`open` or `open_pattern` required (refused without)"),
+    (
+        "token ids",
+        "parsed as ids: a control token matches only as its own id",
+        "decoded to text, then parsed",
+        "decoded to text, then parsed",
     ),
     (
         "`optional: false`",
@@ -124,7 +171,7 @@ CONSTRAINTS: tuple[tuple[str, str, str, str], ...] = (
 APPROXIMATIONS: tuple[tuple[str, str, str], ...] = (
     (
         "`python-calls` (content parser)",
-        "becomes `python-call-list`; with `content_args` (`name_suffix`): refused",
+        "becomes `python-call-list`; with `content_args` (`name_suffix`), or for the engines: refused",
         "outputs the strict grammar rejects fail to parse: calls without the enclosing `[...]`, positional "
         "arguments, trailing commas, tuples, `\\x` escapes, integers beyond 2^53-1, raw newlines in strings",
     ),
@@ -145,10 +192,15 @@ APPROXIMATIONS: tuple[tuple[str, str, str], ...] = (
         "a region written inside an unclosed region it may interrupt is read as that region's text",
     ),
     (
-        "`xml-values` arguments",
-        "`type_group`/`type_parsers`, `unescape`, `cdata`, `nested` dropped",
-        "values stay strings (typed only by the request's tools), keep HTML entities, keep CDATA markers, "
-        "keep child tags as raw text",
+        "`xml-values` `type_group`/`type_parsers`",
+        "transformers: become `value_parser_by`; the engines: dropped",
+        "transformers: the field's arguments are not typed by the request's tools; the engines: values stay "
+        "strings (typed only by the request's tools)",
+    ),
+    (
+        "`xml-values` `unescape`, `cdata`, `nested`",
+        "dropped",
+        "values keep HTML entities, keep CDATA markers, keep child tags as raw text",
     ),
     (
         "`close_json` (`json-value-end`)",
