@@ -77,6 +77,17 @@ def parse_response(
     check_policy("missing_anchor", missing_anchor, ("raise", "parse"))
     compiled = load_template(template)
     if tokenizer is not None:
+        if not isinstance(text, (str, bytes, bytearray)) and hasattr(text, "__len__") and len(text) == 0:
+            # no ids at all: one empty generation (as the reference's function reads it), not a batch of none
+            empty = ResponseParser(
+                compiled,
+                prefix,
+                tools=tools,
+                errors=errors,
+                missing_anchor=missing_anchor,
+                tokenizer=tokenizer,
+            )
+            return empty.finalize()[0]
         return tokenizer_integration().parse(  # type: ignore[no-any-return]
             tokenizer,
             text,

@@ -268,3 +268,12 @@ def test_a_prompt_given_as_ids_reads_its_spelled_markers_as_text() -> None:
         hf.parse_response(tok, ids, prefix=prompt)
     # read as text, the spelled anchor and <think> would open reasoning
     assert "reasoning_content" in hf.parse_response(tok, ids, prefix=prompt, control_tokens=())
+
+
+def test_no_ids_at_all_is_one_empty_generation() -> None:
+    """rt.parse_response([], ..., tokenizer=): one message, as the reference's function gives (hf's own
+    parse_response reads [] as a batch of none, as tokenizer.parse_response does)."""
+    tok = tok_of("byte_level")
+    prompt = fx.prompt_ids(tok)
+    assert rt.parse_response([], T, prefix=prompt, tokenizer=tok) == {"role": "assistant"}
+    assert hf.parse_response(tok, [], prefix=prompt) == []

@@ -78,7 +78,7 @@ def parse_batch(
     template: Mapping[str, Any] | ResponseTemplate | str | None = None,
     *,
     model: str | None = None,
-    prefix: str | None = None,
+    prefix: str | Sequence[int] | None = None,
     tools: Sequence[Any] | None = None,
     fields: Mapping[str, FieldSpec] | None = None,
     errors: Literal["raise", "keep"] = "raise",
@@ -86,6 +86,8 @@ def parse_batch(
     regex_budget: RegexBudget | None = None,
     workers: int | None = 1,
     chunk_size: int | None = None,
+    tokenizer: Any = None,
+    control_tokens: Iterable[str] | str = "auto",
 ) -> Iterator[BatchResult]:
     """Parse each record of ``records``; yield one :class:`BatchResult` per record, in input order.
 
@@ -96,7 +98,8 @@ def parse_batch(
         model: a model id or family name whose built-in template is used (one of the two, unless every
             record names its model: see ``fields``).
         prefix: the prompt for records that carry none (plain texts included); ``""`` parses them
-            without one. Without it, a record with no prompt gets a :class:`RecordError`.
+            without one. Without it, a record with no prompt gets a :class:`RecordError`. With a
+            ``tokenizer`` it may be token ids.
         tools: the tools (JSON schemas or typed functions) for records that carry none.
         fields: where a record keeps each part: ``{"output": ..., "prompt": ..., "tools": ...,
             "id": ..., "model": ...}``, each a key (of a mapping, or an attribute of another object), a
@@ -116,6 +119,16 @@ def parse_batch(
             tuples) that the main process turns back into :class:`BatchResult` objects. A worker that
             dies (killed, out of memory) raises :class:`WorkerDiedError` after the results before it;
             the workers end with the calling process, and when the iteration stops early.
+        tokenizer: a transformers tokenizer or a ``tokenizers.Tokenizer``: a record whose output (or
+            prompt) is a list of token ids is then parsed as ids, as :func:`response_templates.hf.parse_response`
+            does (a delimiter that is a control token matches only where the model generated its id;
+            text outputs stay text). Without one, an output of ids is a :class:`RecordError`. An id
+            the tokenizer has no token for is a :class:`RecordError` too. With ``workers`` > 1 the
+            tokenizer is sent to each worker once (it must pickle on platforms that do not fork: both
+            kinds do).
+        control_tokens: which tokens are control tokens, for records of ids: ``"auto"`` (default: the
+            tokenizer's special tokens and the added tokens its chat template writes), the token texts,
+            or ``()`` for the text reading (every spelling of a delimiter counts). Resolved once, here.
 
     A bad ``template``, ``model``, ``fields`` or policy raises :class:`~response_templates.ResponseTemplateError`
     here, before any record is read.
@@ -142,8 +155,12 @@ def parse_batch(
         "errors": errors,
         "missing_anchor": missing_anchor,
         "regex_budget": regex_budget,
+        "tokenizer": tokenizer,
+        "control_tokens": control_tokens,
     }
     parser = RecordParser(**settings)  # checks the settings now, and parses when workers == 1
+    if workers > 1 and parser.control_texts is not None:
+        settings["control_tokens"] = parser.control_texts  # every worker uses the set resolved here
     if workers > 1 and isinstance(template, ResponseTemplate):
         settings["template"] = dict(template.source)  # compiled again in each worker, once
     chunks = chunked(enumerate(records), chunk_size)

@@ -5,12 +5,16 @@ the field names, the error policy) and a cache of compiled templates by model id
 compiled once per process. :meth:`RecordParser.parse` never raises for a bad record: what is wrong with
 it (a missing key, a null or non-string output, an unknown model id, output that does not fit the
 template) becomes the result's ``error``.
+
+With a tokenizer, an output (and a prompt) given as a list of token ids is parsed as ids
+(:mod:`response_templates.hf`): a delimiter that is a control token matches only where the model
+generated that token's id, the same characters spelled with ordinary tokens stay text.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -53,7 +57,8 @@ _ROLES = ("output", "prompt", "tools", "id", "model")
 
 class RecordError(ResponseTemplateError):
     """A record of a batch cannot be parsed as it is: a key is missing, the output is null or not a
-    string, the JSON line is not JSON, its model id is unknown, ...
+    string (or token ids without a tokenizer), a token id is not in the tokenizer's vocabulary, the JSON
+    line is not JSON, its model id is unknown, ...
 
     ``index`` is the record's position in the input and ``key`` the field at fault (None when the
     whole record is).
@@ -173,6 +178,8 @@ class RecordParser:
         errors: Literal["raise", "keep"] = "raise",
         missing_anchor: Literal["raise", "parse"] = "raise",
         regex_budget: RegexBudget | None = None,
+        tokenizer: Any = None,
+        control_tokens: Iterable[str] | str = "auto",
     ) -> None:
         if template is not None and model is not None:
             raise ResponseTemplateError("pass template= or model=, not both")
@@ -180,8 +187,17 @@ class RecordParser:
             raise ResponseTemplateError(f"errors must be 'raise' or 'keep', got {errors!r}")
         if missing_anchor not in ("raise", "parse"):
             raise ResponseTemplateError(f"missing_anchor must be 'raise' or 'parse', got {missing_anchor!r}")
-        if prefix is not None and not isinstance(prefix, str):
-            raise ResponseTemplateError(f"prefix must be a string, got {type(prefix).__name__}")
+        self._ids: _Ids | None = None if tokenizer is None else _Ids(tokenizer, control_tokens)
+        if tokenizer is None and not (isinstance(control_tokens, str) and control_tokens == "auto"):
+            raise ResponseTemplateError(
+                "control_tokens= applies to outputs given as token ids: pass tokenizer= with it"
+            )
+        if isinstance(prefix, (list, tuple)) and self._ids is not None:
+            prefix = self._ids.checked(prefix, "prefix")
+        elif prefix is not None and not isinstance(prefix, str):
+            raise ResponseTemplateError(
+                f"prefix must be a string (or token ids, with tokenizer=), got {type(prefix).__name__}"
+            )
         unknown = sorted(set(fields or ()) - set(_ROLES))
         if unknown:
             raise ResponseTemplateError(f"unknown fields {unknown}: the fields are {', '.join(_ROLES)}")
@@ -203,7 +219,7 @@ class RecordParser:
             self._default = load_template(template)
         elif model is not None:
             self._default = lookup_model(model)  # a usage error: raised before any record is read
-        self._prefix = prefix
+        self._prefix: str | list[int] | None = prefix
         self._tools = tools
         self._params: ToolParams | None = None  # the default tools' parameters, extracted once
         self._errors: Literal["raise", "keep"] = errors
@@ -211,11 +227,19 @@ class RecordParser:
         self._budget = regex_budget
         self._by_model: dict[str, ResponseTemplate | ResponseTemplateError] = {}
 
+    @property
+    def control_texts(self) -> tuple[str, ...] | None:
+        """The texts of the control tokens records of ids are read with (None: no tokenizer)."""
+        if self._ids is None:
+            return None
+        return tuple(sorted(set(self._ids.controls.values())))
+
     # -- one record ---------------------------------------------------------------------------------
 
     def parse(self, index: int, record: Any) -> BatchResult:
         """The result of the record at position ``index`` (never raises for a bad record)."""
         record_id = None
+        prompt: Any
         try:
             if isinstance(record, (str, bytes, bytearray)):
                 output: Any = record
@@ -231,7 +255,7 @@ class RecordParser:
                 output = get(output_key, _MISSING)
                 if output is _MISSING:
                     raise RecordError(f"the record has no {self._name('output')}", key="output")
-                prompt, tools, template = self._checked(
+                prompt, tools, template, output = self._checked(
                     output,
                     _MISSING if prompt_key is None else get(prompt_key, _MISSING),
                     _MISSING if tools_key is None else get(tools_key, _MISSING),
@@ -251,21 +275,8 @@ class RecordParser:
                     )
                 if output is _MISSING:
                     raise RecordError(f"the record has no {self._name('output')}", key="output")
-                if output is None:
-                    raise RecordError(f"the record's {self._name('output')} is null", key="output")
-                if not isinstance(output, (str, bytes, bytearray)):
-                    raise RecordError(
-                        f"the record's {self._name('output')} must be a string, got {type(output).__name__}",
-                        key="output",
-                    )
-                prompt = self._get(record, "prompt")
-                if prompt is _MISSING or prompt is None:
-                    prompt = self._default_prompt()
-                elif not isinstance(prompt, str):
-                    raise RecordError(
-                        f"the record's {self._name('prompt')} must be a string, got {type(prompt).__name__}",
-                        key="prompt",
-                    )
+                output = self._output(output)
+                prompt = self._prompt(self._get(record, "prompt"))
                 tools = self._record_tools(self._get(record, "tools"))
                 model = self._get(record, "model")
                 if model is not _MISSING and model is not None and not isinstance(model, str):
@@ -274,16 +285,22 @@ class RecordParser:
                         key="model",
                     )
                 template = self._template(None if model is _MISSING else model, record)
-            message = parse_response(
-                output,
-                template,
-                prefix=prompt,
-                tools=tools,
-                errors=self._errors,
-                missing_anchor=self._missing_anchor,
-                regex_budget=self._budget,
-            )
-            assert isinstance(message, ParsedMessage)
+            if self._ids is not None and (type(output) is list or type(prompt) is list):
+                message = self._ids.parse(
+                    output, template, prompt, tools, self._errors, self._missing_anchor, self._budget
+                )
+            else:
+                parsed = parse_response(
+                    output,
+                    template,
+                    prefix=prompt,
+                    tools=tools,
+                    errors=self._errors,
+                    missing_anchor=self._missing_anchor,
+                    regex_budget=self._budget,
+                )
+                assert isinstance(parsed, ParsedMessage)
+                message = parsed
             return BatchResult(index, record_id, message, None)
         except ResponseTemplateError as exc:
             exc.index = index
@@ -295,6 +312,48 @@ class RecordParser:
             return BatchResult(index, _json_safe_id(record_id), None, error)
 
     # -- helpers ------------------------------------------------------------------------------------
+
+    def _output(self, output: Any) -> Any:
+        """A record's output, checked: text (``str`` or UTF-8 bytes), or token ids with a tokenizer."""
+        if isinstance(output, (str, bytes, bytearray)):
+            return output
+        if output is None:
+            raise RecordError(f"the record's {self._name('output')} is null", key="output")
+        if isinstance(output, (list, tuple)):
+            if self._ids is None:
+                raise RecordError(
+                    f"the record's {self._name('output')} must be a string, got a list: token ids are "
+                    "parsed only with a tokenizer (tokenizer= of parse_batch; on the command line: "
+                    "--tokenizer PATH)",
+                    key="output",
+                )
+            return self._ids.checked(output, "output", self._name("output"))
+        raise RecordError(
+            f"the record's {self._name('output')} must be a string"
+            f"{' or a list of token ids' if self._ids is not None else ''}, got {type(output).__name__}",
+            key="output",
+        )
+
+    def _prompt(self, prompt: Any) -> Any:
+        """A record's prompt, checked: text, token ids with a tokenizer, or the default prompt."""
+        if prompt is _MISSING or prompt is None:
+            return self._default_prompt()
+        if isinstance(prompt, str):
+            return prompt
+        if isinstance(prompt, (list, tuple)):
+            if self._ids is None:
+                raise RecordError(
+                    f"the record's {self._name('prompt')} must be a string, got a list: token ids are "
+                    "parsed only with a tokenizer (tokenizer= of parse_batch; on the command line: "
+                    "--tokenizer PATH)",
+                    key="prompt",
+                )
+            return self._ids.checked(prompt, "prompt", self._name("prompt"))
+        raise RecordError(
+            f"the record's {self._name('prompt')} must be a string"
+            f"{' or a list of token ids' if self._ids is not None else ''}, got {type(prompt).__name__}",
+            key="prompt",
+        )
 
     def _default_tools(self) -> Any:
         """The tools of records that carry none: their parameters, extracted for the first record only.
@@ -311,23 +370,11 @@ class RecordParser:
 
     def _checked(
         self, output: Any, prompt: Any, tools: Any, model: Any, record: Any
-    ) -> tuple[str, Any, ResponseTemplate]:
-        """The prompt, tools and template of a dict record whose parts were read (each may be _MISSING),
-        checked in the order of the general path of :meth:`parse`."""
-        if output is None:
-            raise RecordError(f"the record's {self._name('output')} is null", key="output")
-        if not isinstance(output, (str, bytes, bytearray)):
-            raise RecordError(
-                f"the record's {self._name('output')} must be a string, got {type(output).__name__}",
-                key="output",
-            )
-        if prompt is _MISSING or prompt is None:
-            prompt = self._default_prompt()
-        elif not isinstance(prompt, str):
-            raise RecordError(
-                f"the record's {self._name('prompt')} must be a string, got {type(prompt).__name__}",
-                key="prompt",
-            )
+    ) -> tuple[Any, Any, ResponseTemplate, Any]:
+        """The prompt, tools, template and checked output of a dict record whose parts were read (each
+        may be _MISSING), checked in the order of the general path of :meth:`parse`."""
+        output = self._output(output)
+        prompt = self._prompt(prompt)
         tools = self._record_tools(tools)
         if model is not _MISSING and model is not None and not isinstance(model, str):
             raise RecordError(
@@ -335,7 +382,7 @@ class RecordParser:
                 key="model",
             )
         template = self._template(None if model is _MISSING else model, record)
-        return prompt, tools, template
+        return prompt, tools, template, output
 
     def _name(self, role: str) -> str:
         spec = self._fields[role]
@@ -389,7 +436,7 @@ class RecordParser:
             return record.get(spec, _MISSING)
         return getattr(record, spec, _MISSING)  # an object: its attribute of that name
 
-    def _default_prompt(self) -> str:
+    def _default_prompt(self) -> str | list[int]:
         if self._prefix is None:
             raise RecordError(
                 f"the record has no prompt ({self._name('prompt')}): the prompt the model continued is "
@@ -473,3 +520,136 @@ def _json_safe_id(value: Any) -> Any:
     if value is _MISSING:
         return None
     return value
+
+
+class _Ids:
+    """What a batch needs to parse token ids with one tokenizer: the control tokens (resolved once),
+    the size of the vocabulary (to refuse ids the tokenizer has no token for), a prompt's pieces.
+
+    It pickles when the tokenizer does (a transformers tokenizer and a ``tokenizers.Tokenizer`` both
+    do, the latter as its JSON text): a pool's workers each get it once, with their settings."""
+
+    def __init__(self, tokenizer: Any, control_tokens: Iterable[str] | str) -> None:
+        from ..hf.control_tokens import control_tokens_for, spellings_of
+
+        if not callable(getattr(tokenizer, "decode", None)):
+            raise ResponseTemplateError(
+                f"tokenizer must be a transformers tokenizer or a tokenizers.Tokenizer, got "
+                f"{type(tokenizer).__name__}"
+            )
+        self.tokenizer = tokenizer
+        #: id -> text of the control tokens (``{}``: the text reading).
+        self.controls: dict[int, str] = dict(control_tokens_for(tokenizer, control_tokens))
+        self.spellings = spellings_of(self.controls)
+        self.size = _vocabulary_size(tokenizer)
+        self._prompts: dict[tuple[int, ...], list[tuple[str, bool]]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The control tokens go as ids: a worker uses exactly the set this process resolved.
+        return {"tokenizer": self.tokenizer, "controls": self.controls, "size": self.size}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from ..hf.control_tokens import spellings_of
+
+        self.tokenizer = state["tokenizer"]
+        self.controls = state["controls"]
+        self.spellings = spellings_of(self.controls)
+        self.size = state["size"]
+        self._prompts = {}
+
+    def checked(self, ids: Sequence[Any], role: str, name: str | None = None) -> list[int]:
+        """``ids`` as a list of ints, each a token of the tokenizer; else a :class:`RecordError`."""
+        size = self.size
+        out = ids if type(ids) is list else list(ids)
+        for position, tid in enumerate(out):
+            if type(tid) is not int:
+                what = "true or false" if isinstance(tid, bool) else type(tid).__name__
+                raise RecordError(
+                    f"the record's {name or role} must hold token ids (integers), got {what} at position "
+                    f"{position}",
+                    key=role,
+                )
+            if tid < 0 or (size is not None and tid >= size):
+                bound = f" (0 to {size - 1})" if size is not None else ""
+                raise RecordError(
+                    f"the record's {name or role} has token id {tid} at position {position}, which is not "
+                    f"in the tokenizer's vocabulary{bound}: are these ids of another tokenizer?",
+                    key=role,
+                )
+        return out
+
+    def _prompt_pieces(self, prompt: list[int]) -> list[tuple[str, bool]]:
+        """A prompt of ids as the parser reads it (pieces: a control token the user spelled out stays
+        text); the last few are kept, since records of a batch often share their prompt."""
+        from ..hf.control_tokens import PieceDecoder
+
+        key = tuple(prompt)
+        found = self._prompts.get(key)
+        if found is None:
+            decoder = PieceDecoder(self.tokenizer, self.controls)
+            found = decoder.step(prompt) + decoder.flush()
+            if len(self._prompts) >= 8:
+                self._prompts.pop(next(iter(self._prompts)))
+            self._prompts[key] = found
+        return found
+
+    def parse(
+        self,
+        output: str | bytes | bytearray | list[int],
+        template: ResponseTemplate,
+        prompt: str | list[int],
+        tools: Any,
+        errors: Literal["raise", "keep"],
+        missing_anchor: Literal["raise", "parse"],
+        budget: RegexBudget | None,
+    ) -> ParsedMessage:
+        """One record whose output or prompt is token ids."""
+        from ..hf.control_tokens import PieceDecoder
+        from ..hf.decoding import decode_text
+        from ..whole import parse_pieces
+
+        if not prompt:  # [] is no prompt, as ""
+            prompt = ""
+        if not isinstance(output, list):  # text after a prompt of ids: the prompt's text
+            text = prompt if isinstance(prompt, str) else decode_text(self.tokenizer, prompt)
+            result = parse_response(
+                bytes(output) if isinstance(output, bytearray) else output,
+                template,
+                prefix=text,
+                tools=tools,
+                errors=errors,
+                missing_anchor=missing_anchor,
+                regex_budget=budget,
+            )
+            assert isinstance(result, ParsedMessage)
+            return result
+        ids_prompt = prompt if isinstance(prompt, list) else None
+        decoder = PieceDecoder(self.tokenizer, self.controls, prompt_ids=ids_prompt)
+        pieces = decoder.step(output) + decoder.flush()
+        prefix: str | list[tuple[str, bool]] = (
+            self._prompt_pieces(ids_prompt) if ids_prompt is not None else str(prompt)
+        )
+        return parse_pieces(
+            pieces,
+            template,
+            prefix=prefix,
+            control_tokens=self.spellings,
+            tools=tools,
+            errors=errors,
+            missing_anchor=missing_anchor,
+            regex_budget=budget,
+        )
+
+
+def _vocabulary_size(tokenizer: Any) -> int | None:
+    """One more than the largest id the tokenizer has a token for (added tokens included); None when it
+    cannot say."""
+    get = getattr(tokenizer, "get_vocab", None)
+    if callable(get):
+        try:
+            vocab = get()
+        except Exception:  # a tokenizer that cannot list its vocabulary: no check
+            vocab = None
+        if isinstance(vocab, Mapping) and vocab:
+            return int(max(vocab.values())) + 1
+    return None

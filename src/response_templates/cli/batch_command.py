@@ -55,6 +55,7 @@ from .shared import (
     CLIError,
     Streams,
     decode,
+    find_chat_template,
     load_template_file,
     load_tools_file,
     read_bytes,
@@ -132,11 +133,110 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
         "input order, and replaced only when the run ends",
     )
     group.add_argument(
+        "--tokenizer",
+        metavar="PATH",
+        help="parse records whose output (and prompt) are lists of token ids as ids: PATH is a "
+        "tokenizer.json, or a model folder (loaded with transformers when it is installed; its chat "
+        "template says which added tokens are control tokens). A delimiter that is a control token then "
+        "matches only where the model generated its id: spelled out in ordinary tokens, it is text. "
+        "Records whose output is text are parsed as text",
+    )
+    group.add_argument(
+        "--control-tokens",
+        choices=("auto", "text"),
+        default=None,
+        help="with --tokenizer: 'auto' (default) reads ids as above; 'text' reads them as their decoded "
+        "text, where every spelling of a delimiter counts (for a model made to spell its markers)",
+    )
+    group.add_argument(
         "--progress",
         choices=("auto", "always", "never"),
         default="auto",
         help="the progress line on stderr: 'auto' (default) when stderr is a terminal",
     )
+
+
+def load_tokenizer(path: str, streams: Streams) -> tuple[Any, Any]:
+    """The tokenizer of ``--tokenizer PATH`` and the control tokens to read ids with (``"auto"``, or
+    their texts when the tokenizer cannot tell them itself); :class:`CLIError` if it does not load.
+
+    A file is a tokenizer.json (``tokenizers.Tokenizer.from_file``): its control tokens are its special
+    tokens, since a lone file has no chat template. A model folder is loaded with transformers'
+    ``AutoTokenizer`` when transformers is installed (its decoding options and chat template then count
+    as in transformers); without transformers, its tokenizer.json is loaded with tokenizers and its chat
+    template read from the folder, which gives the same control tokens."""
+    if not os.path.exists(path):
+        raise CLIError(f"--tokenizer {path!r}: no such file or folder (a tokenizer.json or a model folder)")
+    try:
+        import tokenizers
+    except ImportError:
+        raise CLIError(
+            "--tokenizer needs the tokenizers package: pip install 'response-templates[transformers]'"
+        ) from None
+    if not os.path.isdir(path):
+        return _tokenizer_file(tokenizers, path), "auto"
+    file = os.path.join(path, "tokenizer.json")
+    transformers: Any
+    try:
+        import transformers
+    except ImportError:
+        transformers = None
+    if transformers is not None:
+        errors: list[str] = []
+        for loader in (transformers.AutoTokenizer, transformers.PreTrainedTokenizerFast):
+            try:
+                return loader.from_pretrained(path, local_files_only=True), "auto"
+            except Exception as exc:  # transformers raises many kinds: said to the user
+                errors.append(f"{type(exc).__name__}: {exc}")
+        if not os.path.isfile(file):
+            raise CLIError(
+                f"cannot load the tokenizer of the model folder {path!r} with transformers: {errors[0]}"
+            )
+        streams.stderr.write(
+            f"note: transformers cannot load the tokenizer of {path!r} ({errors[0]}); reading its "
+            "tokenizer.json with tokenizers instead\n"
+        )
+    if not os.path.isfile(file):
+        raise CLIError(
+            f"the model folder {path!r} has no tokenizer.json (and transformers is not installed to load "
+            "another kind of tokenizer)"
+        )
+    tokenizer = _tokenizer_file(tokenizers, file)
+    return tokenizer, _folder_controls(tokenizer, path, streams)
+
+
+def _tokenizer_file(tokenizers: Any, path: str) -> Any:
+    try:
+        return tokenizers.Tokenizer.from_file(path)
+    except Exception as exc:  # tokenizers raises Exception for a file it cannot read
+        raise CLIError(
+            f"cannot load the tokenizer {path!r} (a tokenizer.json, as tokenizers writes it): {exc}"
+        ) from None
+
+
+def _folder_controls(tokenizer: Any, folder: str, streams: Streams) -> Any:
+    """The control tokens' texts of a bare ``tokenizers.Tokenizer`` with its folder's chat template and
+    ``chat_control_tokens`` (what transformers would load with it)."""
+    from types import SimpleNamespace
+
+    from ..hf.control_tokens import control_token_ids
+
+    try:
+        chat_template: str | None = find_chat_template(folder, streams)
+    except CLIError:
+        chat_template = None
+    override = None
+    with contextlib.suppress(OSError, ValueError, RecursionError):
+        with open(os.path.join(folder, "tokenizer_config.json"), "rb") as f:
+            config = json.loads(f.read())
+        if isinstance(config, dict) and isinstance(config.get("chat_control_tokens"), list):
+            override = config["chat_control_tokens"]
+    view = SimpleNamespace(
+        added_tokens_decoder=tokenizer.get_added_tokens_decoder(),
+        chat_template=chat_template,
+        chat_control_tokens=override,
+    )
+    return tuple(sorted(set(control_token_ids(view).values())))
 
 
 def _jobs(text: str) -> int:
@@ -652,10 +752,17 @@ def run_batch(args: argparse.Namespace, streams: Streams) -> int:
     elif args.prefix is not None:
         settings["prefix"] = decode(read_bytes(args.prefix, "prefix", streams), args.prefix, "prefix")
     settings["tools"] = load_tools_file(args.tools, streams)
+    if args.tokenizer is not None:
+        settings["tokenizer"], controls = load_tokenizer(args.tokenizer, streams)
+        settings["control_tokens"] = () if args.control_tokens == "text" else controls
+    elif args.control_tokens is not None:
+        raise CLIError("--control-tokens applies to records of token ids: give --tokenizer PATH with it")
     try:
         parser = RecordParser(**settings)
     except ResponseTemplateError as exc:
         raise CLIError(str(exc)) from None
+    if parser.control_texts is not None:
+        settings["control_tokens"] = parser.control_texts  # the workers use the set resolved here
 
     jobs = args.jobs or cpu_count()
     path = args.jsonl if args.jsonl is not None else args.parquet

@@ -179,6 +179,11 @@ def run_parse(
         raise CLIError(
             "-o, --resume, --field and -j apply to many records: give them with --jsonl or --parquet"
         )
+    if args.tokenizer is not None or args.control_tokens is not None:
+        raise CLIError(
+            "--tokenizer and --control-tokens apply to records of token ids: give them with --jsonl or "
+            "--parquet"
+        )
     if args.chunk_size is not None and not args.stream:
         raise CLIError("--chunk-size only applies with --stream")
     if args.chunk_size is not None and args.chunk_size < 1:
