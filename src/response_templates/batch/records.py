@@ -319,20 +319,7 @@ class RecordParser:
             return output
         if output is None:
             raise RecordError(f"the record's {self._name('output')} is null", key="output")
-        if isinstance(output, (list, tuple)):
-            if self._ids is None:
-                raise RecordError(
-                    f"the record's {self._name('output')} must be a string, got a list: token ids are "
-                    "parsed only with a tokenizer (tokenizer= of parse_batch; on the command line: "
-                    "--tokenizer PATH)",
-                    key="output",
-                )
-            return self._ids.checked(output, "output", self._name("output"))
-        raise RecordError(
-            f"the record's {self._name('output')} must be a string"
-            f"{' or a list of token ids' if self._ids is not None else ''}, got {type(output).__name__}",
-            key="output",
-        )
+        return self._token_ids(output, "output")
 
     def _prompt(self, prompt: Any) -> Any:
         """A record's prompt, checked: text, token ids with a tokenizer, or the default prompt."""
@@ -340,19 +327,23 @@ class RecordParser:
             return self._default_prompt()
         if isinstance(prompt, str):
             return prompt
-        if isinstance(prompt, (list, tuple)):
+        return self._token_ids(prompt, "prompt")
+
+    def _token_ids(self, value: Any, role: str) -> list[int]:
+        """A record's ``role`` that is not text: token ids, checked, when there is a tokenizer."""
+        name = self._name(role)
+        if isinstance(value, (list, tuple)):
             if self._ids is None:
                 raise RecordError(
-                    f"the record's {self._name('prompt')} must be a string, got a list: token ids are "
-                    "parsed only with a tokenizer (tokenizer= of parse_batch; on the command line: "
-                    "--tokenizer PATH)",
-                    key="prompt",
+                    f"the record's {name} must be a string, got a list: token ids are parsed only with a "
+                    "tokenizer (tokenizer= of parse_batch; on the command line: --tokenizer PATH)",
+                    key=role,
                 )
-            return self._ids.checked(prompt, "prompt", self._name("prompt"))
+            return self._ids.checked(value, role, name)
         raise RecordError(
-            f"the record's {self._name('prompt')} must be a string"
-            f"{' or a list of token ids' if self._ids is not None else ''}, got {type(prompt).__name__}",
-            key="prompt",
+            f"the record's {name} must be a string"
+            f"{' or a list of token ids' if self._ids is not None else ''}, got {type(value).__name__}",
+            key=role,
         )
 
     def _default_tools(self) -> Any:
@@ -581,13 +572,12 @@ class _Ids:
     def _prompt_pieces(self, prompt: list[int]) -> list[tuple[str, bool]]:
         """A prompt of ids as the parser reads it (pieces: a control token the user spelled out stays
         text); the last few are kept, since records of a batch often share their prompt."""
-        from ..hf.control_tokens import PieceDecoder
+        from ..hf.control_tokens import whole_pieces
 
         key = tuple(prompt)
         found = self._prompts.get(key)
         if found is None:
-            decoder = PieceDecoder(self.tokenizer, self.controls)
-            found = decoder.step(prompt) + decoder.flush()
+            found = whole_pieces(self.tokenizer, prompt, self.controls)
             if len(self._prompts) >= 8:
                 self._prompts.pop(next(iter(self._prompts)))
             self._prompts[key] = found
@@ -604,7 +594,7 @@ class _Ids:
         budget: RegexBudget | None,
     ) -> ParsedMessage:
         """One record whose output or prompt is token ids."""
-        from ..hf.control_tokens import PieceDecoder
+        from ..hf.control_tokens import whole_pieces
         from ..hf.decoding import decode_text
         from ..whole import parse_pieces
 
@@ -624,8 +614,7 @@ class _Ids:
             assert isinstance(result, ParsedMessage)
             return result
         ids_prompt = prompt if isinstance(prompt, list) else None
-        decoder = PieceDecoder(self.tokenizer, self.controls, prompt_ids=ids_prompt)
-        pieces = decoder.step(output) + decoder.flush()
+        pieces = whole_pieces(self.tokenizer, output, self.controls, prompt_ids=ids_prompt)
         prefix: str | list[tuple[str, bool]] = (
             self._prompt_pieces(ids_prompt) if ids_prompt is not None else str(prompt)
         )

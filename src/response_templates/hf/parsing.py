@@ -280,25 +280,10 @@ class TokenResponseParser:
         return self._feed_pieces(pieces)
 
     def _feed_pieces(self, pieces: Pieces) -> list[ParserEvent]:
-        parser = self.parser
         if len(pieces) == 1:
             text, control = pieces[0]
-            return parser.feed_control(text) if control else parser.feed(text)
-        events: list[ParserEvent] = []
-        for index, (text, control) in enumerate(pieces):
-            try:
-                events += parser.feed_control(text) if control else parser.feed(text)
-            except ParseError as exc:
-                # Read the rest of the ids too (nothing is lost), then raise with every event of the call.
-                events += list(exc.events or [])
-                for rest, rest_control in pieces[index + 1 :]:
-                    try:
-                        events += parser.feed_control(rest) if rest_control else parser.feed(rest)
-                    except ParseError as more:
-                        events += list(more.events or [])
-                exc.events = events
-                raise
-        return events
+            return self.parser.feed_control(text) if control else self.parser.feed(text)
+        return self.parser._feed_pieces(pieces)  # all read, then the first error with every event
 
     def feed(self, text: str | bytes) -> list[ParserEvent]:
         """Add text (``str`` or UTF-8 ``bytes``) that follows everything fed so far. It is read as text:
