@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-thorough test-torch test-install test-grammar test-mypyc test-mypyc-quick wheel-mypyc bench-peers-mypyc lint typecheck bench bench-peers conformance clean
+.PHONY: demo test test-thorough test-torch test-engines test-vllm test-sglang test-install test-grammar test-mypyc test-mypyc-quick wheel-mypyc bench-peers-mypyc lint typecheck bench bench-peers conformance clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,34 @@ test-torch:
 	test -x .venv-torch/bin/python || $(PYTHON) -m venv .venv-torch
 	.venv-torch/bin/python -m pip install -q -e '.[test,reference]' torch==2.13.0
 	.venv-torch/bin/python -m pytest -p no:xdist -q tests/hf/test_hf_streamer_threads.py tests/hf/test_hf_streamer.py
+
+# The engine plugins (docs/engines.md) tested in the engines' own OpenAI serving code: vLLM 0.34 in .venv-vllm
+# and SGLang 0.5.23 in .venv-sglang, each with its own pins (transformers < 5.23, torch from PyPI: its CUDA
+# libraries install, no GPU is used). vLLM goes in without its GPU kernels (tests/engines/requirements-vllm.txt).
+# Several GB each: not part of `make test`, whose run skips these tests.
+ENGINE_SOURCES := pyproject.toml tests/engines/requirements-vllm.txt
+.venv-vllm/.installed: $(ENGINE_SOURCES)
+	test -x .venv-vllm/bin/python || $(PYTHON) -m venv .venv-vllm
+	.venv-vllm/bin/python -m pip install -q --upgrade pip
+	.venv-vllm/bin/python -m pip install -q --no-deps 'vllm==0.34.0'
+	.venv-vllm/bin/python -m pip install -q -r tests/engines/requirements-vllm.txt
+	.venv-vllm/bin/python -m pip install -q --no-deps -e .
+	touch $@
+
+.venv-sglang/.installed: $(ENGINE_SOURCES)
+	test -x .venv-sglang/bin/python || $(PYTHON) -m venv .venv-sglang
+	.venv-sglang/bin/python -m pip install -q --upgrade pip
+	.venv-sglang/bin/python -m pip install -q 'sglang==0.5.23' 'pytest>=8' 'hypothesis>=6.100'
+	.venv-sglang/bin/python -m pip install -q --no-deps -e .
+	touch $@
+
+test-vllm: .venv-vllm/.installed
+	.venv-vllm/bin/python -m pytest -p no:xdist -q tests/engines/test_engines_common.py tests/engines/test_vllm*.py
+
+test-sglang: .venv-sglang/.installed
+	.venv-sglang/bin/python -m pytest -p no:xdist -q tests/engines/test_sglang*.py
+
+test-engines: test-vllm test-sglang
 
 # The wheel, installed with each extra into a fresh venv (.venv-install/EXTRA), runs the docs pages and
 # examples that name that extra (tests/doc_runner.py); tests/test_install_extras.py checks the same in

@@ -61,6 +61,7 @@ OUTER = frozenset(
         "verify",
         "demo",
         "grammar",
+        "engines",
         "__main__",
     }
 )

@@ -43,6 +43,7 @@ PUBLIC = (
     "cli",
     "demo",
     "grammar",
+    "engines",
 )
 #: Internal modules; for a package, all of its modules. ``language.`` means the submodules of
 #: ``language`` (the package itself is the home of ``load_template``, exported at the top level).
