@@ -30,6 +30,9 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 #: Extras for users (the others are for working on the project).
 USER_EXTRAS = ["hf", "verify", "transformers", "serve", "parquet", "fast", "datasets", "ray", "grammar"]
+#: The engine plugins' extras: documented in the README like the others, but installed only in their own
+#: venvs (``make test-engines``), not in the test venv this file links sites from.
+ENGINE_EXTRAS = ["vllm", "sglang"]
 
 
 def requirements(extra: str | None) -> list[Requirement]:
@@ -134,9 +137,11 @@ def test_readme_documents_every_user_extra() -> None:
     install = readme[readme.index("## Install") :]
     install = install[: install.index("\n## ", 3)]
     assert "pip install response-templates" in install
-    for extra in USER_EXTRAS:
+    for extra in [*USER_EXTRAS, *ENGINE_EXTRAS]:
         assert f"response-templates[{extra}]" in install, extra
-    assert set(USER_EXTRAS) | {"test", "reference", "dev"} == set(PYPROJECT["optional-dependencies"])
+    assert set(USER_EXTRAS) | set(ENGINE_EXTRAS) | {"test", "reference", "dev"} == set(
+        PYPROJECT["optional-dependencies"]
+    )
 
 
 # --------------------------------------------------------------------------------- a README on its own

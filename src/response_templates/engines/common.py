@@ -334,9 +334,11 @@ class Serving:
         opens_reasoning: bool = False,
         parse_reasoning: bool = True,
         parse_tools: bool = True,
+        model_ids_only: bool = False,
     ) -> Session:
         """A parse of one generation. The prompt is ``prompt_ids`` (exact), else ``prompt_text``, else the
-        family's generation prompt (:meth:`generation_prompt`)."""
+        family's generation prompt (:meth:`generation_prompt`). With ``model_ids_only``, a tool call's id
+        is the one the model wrote, else ``None`` (the engine names it in its own id format)."""
         template = self.template_for(parse_reasoning=parse_reasoning, parse_tools=parse_tools)
         prefix: Any
         if prompt_ids is not None and self.tokenizer is not None:
@@ -345,7 +347,7 @@ class Serving:
             prefix = prompt_text
         else:
             prefix = self.generation_prompt(thinking=thinking, opens_reasoning=opens_reasoning)
-        return Session(self, template, prefix, tools)
+        return Session(self, template, prefix, tools, model_ids_only=model_ids_only)
 
 
 def _closers(template: ResponseTemplate, name: str) -> list[str]:
@@ -353,6 +355,13 @@ def _closers(template: ResponseTemplate, name: str) -> list[str]:
     spec = template.by_name.get(name)
     close = spec.close if spec is not None else None
     return [lit for lit in (close.literals or ()) if lit] if close is not None else []
+
+
+class _NoIds:
+    """The adapter's id source when the engine names the calls: no id (the model's own ids still pass)."""
+
+    def make(self, prefix: str, length: int = 24) -> str:
+        return ""
 
 
 class Session:
@@ -364,6 +373,8 @@ class Session:
         template: ResponseTemplate,
         prefix: Any,
         tools: Sequence[Mapping[str, Any]] | None,
+        *,
+        model_ids_only: bool = False,
     ) -> None:
         self.serving = serving
         self.template = template
@@ -379,6 +390,8 @@ class Session:
             # A prompt that is not this template's (another chat template): read the output from its start.
             self.parser = ResponseParser(template, "" if isinstance(prefix, str) else [], **kwargs)
         self.adapter = ChatCompletionsAdapter(template, tools=kwargs["tools"], created=0)
+        if model_ids_only:
+            self.adapter._ids = _NoIds()  # type: ignore[assignment]
         self._errors: list[str] = []
         self._finished = False
         self._pending = self._delta(self.adapter.feed(self.parser.initial_events))
@@ -457,7 +470,7 @@ class Session:
                     out.tool_calls.append(
                         CallDelta(
                             index=call["index"],
-                            id=call.get("id"),
+                            id=call.get("id") or None,
                             name=function.get("name"),
                             arguments=function.get("arguments") or "",
                         )
