@@ -67,6 +67,26 @@ def test_register_is_idempotent() -> None:
     assert ReasoningParserManager.get_reasoning_parser(plugin.NAME) is ResponseTemplatesReasoningParser
 
 
+def test_vllm_loads_the_plugin_from_its_entry_point() -> None:
+    """In a fresh process, vLLM's own plugin loading (what ``vllm serve`` does while building its
+    command line) registers both names, and its argument check then accepts them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import argparse, types\n"
+        "from vllm.plugins import load_general_plugins\n"
+        "load_general_plugins()\n"
+        "from vllm.entrypoints.common.cli_args import validate_api_server_args\n"
+        "args = argparse.Namespace(enable_auto_tool_choice=True, tool_call_parser='response_templates',\n"
+        "    structured_outputs_config=types.SimpleNamespace(reasoning_parser='response_templates'))\n"
+        "validate_api_server_args(args)\n"
+        "print('accepted')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and "accepted" in result.stdout, result.stderr[-2000:]
+
+
 def test_other_names_are_left_to_vllm(monkeypatch: pytest.MonkeyPatch) -> None:
     from vllm.parser.abstract_parser import DelegatingParser
     from vllm.parser.parser_manager import ParserManager
@@ -388,3 +408,30 @@ def test_tool_parser_standalone(monkeypatch: pytest.MonkeyPatch) -> None:
     assert info.tools_called and info.content == "Checking."
     assert info.tool_calls[0].function.name == "get_weather"
     assert json.loads(info.tool_calls[0].function.arguments) == {"city": "Paris"}
+
+
+def test_reasoning_tokens_are_counted_as_the_stream_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """vLLM asks ``count_reasoning_tokens`` after every step (continuous usage): the stream's own count,
+    without parsing again, equals the count of reading the ids afresh."""
+    from vllm.parser.parser_manager import ParserManager
+
+    from response_templates.engines.vllm import parsers
+
+    monkeypatch.setenv(TEMPLATE_ENV, "qwen3")
+    tok = H.hf_tokenizer("qwen3")
+    cls = ParserManager.get_parser(
+        tool_parser_name=plugin.NAME, reasoning_parser_name=plugin.NAME, enable_auto_tools=True, tokenizer=tok
+    )
+    prompt = list(tok.encode("<|im_start|>assistant\n", add_special_tokens=False))
+    output = list(
+        tok.encode("<think>\nLet me think. Sunny.\n</think>\n\nIt is sunny.", add_special_tokens=False)
+    )
+    parser = cls(tok)
+    parser.set_prompt_token_ids(prompt)
+    afresh = parsers._count_reasoning(parser.serving, prompt, output, None)
+    assert 0 < afresh < len(output)
+    request = H.chat_request("qwen3")
+    for n, token in enumerate(output):
+        parser.parse_delta(tok.decode([token]), [token], request, prompt, finished=n == len(output) - 1)
+        assert parser.count_reasoning_tokens(output[: n + 1]) <= afresh
+    assert parser.count_reasoning_tokens(output) == afresh

@@ -279,17 +279,10 @@ class ResponseTemplatesReasoningParser(_reasoning.ReasoningParser):  # type: ign
         self.serving = serving_for(tokenizer, kwargs.get("model_config"))
         self.thinking = _thinking(kwargs.get("chat_template_kwargs"))
         self._closers = _reasoning_closers(self.serving)
-        vocab = self._vocab_or_empty()
-        self._closer_ids = frozenset(vocab[c] for c in self._closers if c in vocab)
+        self._closer_ids = _single_ids(self.serving, tuple(self._closers))
         self._stream: Session | None = None
         self._stream_ids = _CallIds(self)
         self._stream_state = _abstract.StreamState()
-
-    def _vocab_or_empty(self) -> dict[str, int]:
-        try:
-            return dict(self.vocab)
-        except Exception:  # a tokenizer without a vocabulary
-            return {}
 
     @property
     def reasoning_start_str(self) -> str | None:
@@ -375,6 +368,27 @@ class ResponseTemplatesReasoningParser(_reasoning.ReasoningParser):  # type: ign
             return None
         delta = self._stream.finish()
         return (delta.reasoning + delta.content) or None
+
+
+_single: dict[tuple[int, tuple[str, ...]], frozenset[int]] = {}
+
+
+def _single_ids(serving: Serving, texts: tuple[str, ...]) -> frozenset[int]:
+    """The ids of those ``texts`` that are one token of the serving's tokenizer (cached per tokenizer)."""
+    key = (id(serving), texts)
+    hit = _single.get(key)
+    if hit is None:
+        tok = serving.tokenizer
+        ids = set()
+        for text in texts:
+            try:
+                found = tok.convert_tokens_to_ids(text)
+                if isinstance(found, int) and tok.convert_ids_to_tokens(found) == text:
+                    ids.add(found)
+            except Exception:  # a tokenizer without these methods: no single-token closer known
+                continue
+        hit = _single[key] = frozenset(ids)
+    return hit
 
 
 def _count_reasoning(
@@ -469,6 +483,9 @@ class ResponseTemplatesParser(_abstract.Parser):  # type: ignore[misc]
         self._prompt_ids: list[int] | None = None
         self._stream: Session | None = None
         self._call_ids = _CallIds(self)
+        # Ids fed to the stream, and the span [first, last) of the deltas that wrote reasoning.
+        self._fed = 0
+        self._reasoning_span = (-1, -1)
 
     # What the request asks for.
 
@@ -498,13 +515,20 @@ class ResponseTemplatesParser(_abstract.Parser):  # type: ignore[misc]
         if ids != self._prompt_ids:
             self._prompt_ids = ids
             self._stream = None
+            self._fed, self._reasoning_span = 0, (-1, -1)
 
     def is_reasoning_end(self, input_ids: list[int]) -> bool:
         return self._reasoning_parser is None or bool(self._reasoning_parser.is_reasoning_end(input_ids))
 
     def count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
+        """The generated tokens that wrote reasoning. During a stream (vLLM asks after every step with
+        continuous usage), counted as the stream was read: from the first delta that wrote reasoning to
+        the last, in whole deltas; otherwise by reading ``token_ids`` once more, one id at a time."""
         if self._reasoning_parser is None:
             return 0
+        if self._stream is not None and len(token_ids) == self._fed:
+            first, last = self._reasoning_span
+            return 0 if first < 0 else last - first
         return _count_reasoning(self.serving, self._prompt_ids, token_ids, self.thinking)
 
     # The request.
@@ -610,6 +634,10 @@ class ResponseTemplatesParser(_abstract.Parser):  # type: ignore[misc]
         session = self._stream
         if delta_token_ids:
             delta = session.feed_ids(delta_token_ids)
+            start, self._fed = self._fed, self._fed + len(delta_token_ids)
+            if delta.reasoning:
+                first = self._reasoning_span[0]
+                self._reasoning_span = (start if first < 0 else first, self._fed)
         elif delta_text:
             delta = session.feed_text(delta_text)
         else:
