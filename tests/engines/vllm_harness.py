@@ -33,8 +33,11 @@ import library_samples as ls
 from response_templates import library
 
 EOS = "<|rt_eos|>"
-_SPECIAL = re.compile(r"<\|[^|<>\s]+\|>|<｜[^｜]+｜>|\[/?[A-Z][A-Z_]*\]|◁/?[a-z]+▷")
-_TAG = re.compile(r"</?[A-Za-z_][A-Za-z0-9_:.\-]*>")
+_SPECIAL = re.compile(r"<\|[^<>\s]+\|>|<｜[^｜]+｜>|\[/?[A-Z][A-Z_]*\]|◁/?[a-z]+▷")
+_TAG = re.compile(r"</?[A-Za-z_][A-Za-z0-9_:.|\-]*>")
+_META = re.compile(r"[()?*+]")
+_GROUP_NAME = re.compile(r"\(\?P<\w+>")
+_OPTIONAL = re.compile(r"\(\?:[^()]*\)\?")
 _CORPUS = (
     "The weather in Paris is sunny today, with a high of 21 degrees.",
     "Let me think about this step by step. First, I need the user's location.",
@@ -58,9 +61,13 @@ def _strings(value: Any) -> Iterable[str]:
 def delimiters(family: str) -> tuple[list[str], list[str]]:
     """``(special, added)``: the token-like delimiters of a family's template and generation prompts."""
     fam = library.family(family)
-    texts = [s.replace("\\", "") for s in _strings(fam.template_dict())]
+    # Patterns spelled with optional parts (``<think(?::\w+)?>``) give their shortest spelling too.
+    strings = [_GROUP_NAME.sub("(", s) for s in _strings(fam.template_dict())]
+    texts = [s.replace("\\", "") for s in strings] + [_OPTIONAL.sub("", s).replace("\\", "") for s in strings]
     texts += [v.generation_prompt for v in fam.variants] + [fam.generation_prompt]
-    special = sorted({m.group(0) for t in texts for m in _SPECIAL.finditer(t)})
+    special = sorted(
+        {m.group(0) for t in texts for m in _SPECIAL.finditer(t) if not _META.search(m.group(0))}
+    )
     added = sorted({m.group(0) for t in texts for m in _TAG.finditer(t)} - set(special))
     return special, added
 

@@ -156,6 +156,27 @@ class ToolCallStreamer:
 
     # -- public API ------------------------------------------------------------------------------------
 
+    def whole_calls(self, value: Any) -> list[ToolCallEvent]:
+        """The call events of calls that arrive whole, already parsed and typed: the tool calls a
+        ``json-envelope`` route gives when its region closes (``value``: one call, or a list of calls, in
+        either shape :func:`~response_templates.calls.call_parts` reads). Each is announced, its arguments
+        are sent at once, and it ends complete; an item that is not a call is reported in :attr:`errors`.
+        """
+        out: list[ToolCallEvent] = []
+        self._out = out
+        for item in flatten_calls(value):
+            parts = call_parts(item)
+            if parts is None:
+                self.errors.append(f"a routed tool call is not a call object: {json.dumps(item)[:200]}")
+                continue
+            name, call_id, arguments = parts
+            call = _Call()
+            self._announce(call, name, call_id)
+            text = arguments_text(arguments)
+            self._send(call, text, whole=True)
+            self._end(call, text, value=arguments)
+        return out
+
     def feed(self, events: Iterable[ParserEvent]) -> list[ToolCallEvent]:
         """Process parser events (from ``initial_events`` or a ``feed``); return the call events."""
         out: list[ToolCallEvent] = []

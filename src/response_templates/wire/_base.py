@@ -215,6 +215,12 @@ class WireAdapter:
             if spec.into is not None and spec.into in self._parts and spec.parser.name == "text":
                 self._parts[spec.name] = self._parts[spec.into]
         self.tool_field = roles["tool_calls"]
+        # Fields routed by a JSON envelope (extension 'json-envelope'): their value is known when the region
+        # closes, as {message key: value}; the text and calls in it are sent then, whole.
+        self._routed: frozenset[str] = frozenset(
+            spec.name for spec in compiled.fields if spec.route is not None
+        )
+        self._text_keys: dict[str, str] = {roles["content"]: "content", roles["reasoning"]: "reasoning"}
         self.tool_calls = ToolCallStreamer(
             compiled,
             tools=tools,
@@ -430,6 +436,11 @@ class WireAdapter:
                     self._cut_region = True
                 self._on_call(call_event)
             return
+        if field in self._routed:
+            value = event.get("value") if event["type"] == "region_close" else None
+            if isinstance(value, dict):
+                self._routed_value(value)
+            return
         part = self._parts.get(field) if field is not None else None
         if part is None:
             return
@@ -454,6 +465,26 @@ class WireAdapter:
             self._active = None
             if part.close() and part.per_region:
                 self._on_text_end(part.kind, cut_off)
+
+    def _routed_value(self, value: Mapping[str, Any]) -> None:
+        """A routed region closed: send its text and its calls, in the order of its keys."""
+        for key, item in value.items():
+            if key == self.tool_field:
+                for call_event in self.tool_calls.whole_calls(item):
+                    self._on_call(call_event)
+                continue
+            kind = self._text_keys.get(key)
+            if kind is None or not isinstance(item, str) or not item:
+                continue
+            part = _TextPart(kind, strip=False, per_region=True, join=None)
+            part.open()
+            first, text = part.chunk(item)
+            if first:
+                self._on_text_start(kind)
+            if text:
+                self._on_text_delta(kind, text)
+            if part.close():
+                self._on_text_end(kind, False)
 
     def _text_chunk(self, part: _TextPart, event: RegionChunk) -> None:
         """A ``region_chunk`` of a text field (no interrupted region): what :meth:`_event` does with it."""
