@@ -138,6 +138,11 @@ def test_every_module_is_classified() -> None:
 
 @pytest.mark.parametrize("name", _all_modules())
 def test_every_module_declares_its_names(name: str) -> None:
+    for engine in ("vllm", "sglang"):
+        if name.startswith(f"response_templates.engines.{engine}."):
+            pytest.importorskip(engine)  # the plugin's engine-side modules import the engine
+            if name.endswith("._unsupported"):
+                pytest.skip("importing it is the error it reports")
     module = importlib.import_module(name)
     exported = getattr(module, "__all__", None)
     assert exported is not None, f"{name} has no __all__"

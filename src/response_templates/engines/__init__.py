@@ -8,7 +8,40 @@
   (``--tool-call-parser response_templates --reasoning-parser response_templates``).
 * :mod:`response_templates.engines.sglang`: the ``sglang.srt.plugins`` entry point (the same flags).
 
-Importing this package imports no engine: only each plugin's ``register()`` does.
+Importing this package imports no engine: only each plugin's ``register()`` does. The shared layer's
+names are here too:
+
+>>> from response_templates.engines import choose_template
+>>> choose_template(None, model_id="Qwen/Qwen3-8B").family.name
+'qwen3'
 """
 
-__all__: list[str] = []
+from .common import (
+    ENGINE_REQUIREMENTS,
+    PLUGIN_NAME,
+    TEMPLATE_ENV,
+    Call,
+    CallDelta,
+    Delta,
+    EngineSetupError,
+    Result,
+    Serving,
+    Session,
+    TemplateChoice,
+    choose_template,
+)
+
+__all__ = [
+    "ENGINE_REQUIREMENTS",
+    "PLUGIN_NAME",
+    "TEMPLATE_ENV",
+    "Call",
+    "CallDelta",
+    "Delta",
+    "EngineSetupError",
+    "Result",
+    "Serving",
+    "Session",
+    "TemplateChoice",
+    "choose_template",
+]

@@ -40,6 +40,8 @@ from ..parser import ResponseParser
 from ..wire import ChatCompletionsAdapter
 
 __all__ = [
+    "ENGINE_REQUIREMENTS",
+    "PLUGIN_NAME",
     "TEMPLATE_ENV",
     "Call",
     "CallDelta",
@@ -56,6 +58,12 @@ __all__ = [
 #: library family name or model id, or the path of a JSON file that holds a response template or a
 #: tokenizer configuration with a ``response_template``.
 TEMPLATE_ENV = "RESPONSE_TEMPLATES_TEMPLATE"
+
+#: The name both plugins register their parsers under (``--tool-call-parser response_templates``).
+PLUGIN_NAME = "response_templates"
+#: The engine releases each plugin is written against (the extras pin the same ranges): their serving
+#: code changes between releases, so a plugin checks the installed engine when it registers.
+ENGINE_REQUIREMENTS = {"vllm": "vllm>=0.34,<0.35", "sglang": "sglang>=0.5.23,<0.5.24"}
 
 Source = Literal["override", "tokenizer", "model id", "chat template"]
 

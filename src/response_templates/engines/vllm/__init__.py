@@ -18,15 +18,17 @@ import logging
 from importlib import import_module, metadata
 from typing import Any
 
-__all__ = ["NAME", "SUPPORTED", "register", "supported_version"]
+from ..common import ENGINE_REQUIREMENTS, PLUGIN_NAME
+
+__all__ = ["NAME", "REQUIREMENT", "SUPPORTED", "register", "supported_version"]
 
 #: The name of both parsers on vLLM's command line.
-NAME = "response_templates"
+NAME = PLUGIN_NAME
 #: The vLLM releases the plugin is written against (``major.minor``): the serving path it reads changes
 #: between minor releases.
 SUPPORTED = ((0, 34),)
 #: The same range as a requirement (the ``vllm`` extra pins it).
-REQUIREMENT = "vllm>=0.34,<0.35"
+REQUIREMENT = ENGINE_REQUIREMENTS["vllm"]
 
 logger = logging.getLogger("response_templates.engines.vllm")
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from importlib import metadata
 
-from . import REQUIREMENT
+from ..common import ENGINE_REQUIREMENTS
+
+__all__: list[str] = []  # importing it is the error
+
+REQUIREMENT = ENGINE_REQUIREMENTS["vllm"]
 
 raise ImportError(
     f"response_templates supports {REQUIREMENT}, this is vLLM {metadata.version('vllm')}: "

@@ -24,8 +24,8 @@ from importlib import import_module
 from typing import Any
 
 from ...errors import ResponseTemplateError
+from ..common import PLUGIN_NAME as NAME
 from ..common import Delta, EngineSetupError, Serving, Session, choose_template
-from . import NAME
 
 _protocol: Any = import_module("vllm.entrypoints.generate.base.protocol")
 _chat_protocol: Any = import_module("vllm.entrypoints.openai.chat_completion.protocol")
