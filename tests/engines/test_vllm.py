@@ -434,3 +434,13 @@ def test_reasoning_tokens_are_counted_as_the_stream_is_read(monkeypatch: pytest.
         parser.parse_delta(tok.decode([token]), [token], request, prompt, finished=n == len(output) - 1)
         assert parser.count_reasoning_tokens(output[: n + 1]) <= afresh
     assert parser.count_reasoning_tokens(output) == afresh
+
+
+@pytest.mark.parametrize("family", ["qwen3", "kimi-k2", "glm-4.5", "mistral-v11", "deepseek-v3.1"])
+def test_the_responses_api_returns_our_parse(family: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``/v1/responses`` builds the same parser: its output items are our parse, whole and streamed."""
+    srv = _server(family, monkeypatch)
+    responses = H.responses_server(srv, tool_parser=plugin.NAME, reasoning_parser=plugin.NAME)
+    for case in H.cases(family, PER_FAMILY):
+        for stream in (False, True):
+            assert H.run_responses(srv, responses, case, stream=stream) == case.ours, (case.id, stream)

@@ -451,3 +451,51 @@ def chat_request(family: str, **body: Any) -> Any:
     return ChatCompletionRequest(
         **{"model": f"local/{family}", "messages": [{"role": "user", "content": "hi"}], **body}
     )
+
+
+def responses_server(srv: Server, *, tool_parser: str | None, reasoning_parser: str | None) -> Any:
+    """vLLM's ``OpenAIServingResponses`` over the same engine stand-in and renderer as ``srv``."""
+    from vllm.entrypoints.openai.responses.serving import OpenAIServingResponses
+
+    return OpenAIServingResponses(
+        srv.engine,  # type: ignore[arg-type]
+        srv.chat.models,
+        srv.chat.online_renderer,
+        request_logger=None,
+        chat_template=None,
+        chat_template_content_format="auto",
+        reasoning_parser=reasoning_parser or "",
+        enable_auto_tools=tool_parser is not None,
+        tool_parser=tool_parser,
+    )
+
+
+def run_responses(srv: Server, responses: Any, case: Case, *, stream: bool) -> dict[str, Any]:
+    """The message the Responses API gives for ``case`` (the final response's output items), in our
+    dict form."""
+    from vllm.entrypoints.openai.responses.protocol import ResponsesRequest
+
+    srv.prepare(case)
+    body: dict[str, Any] = {"model": srv.engine.model_config.model, "input": "hi", "stream": stream}
+    if case.tools:
+        body["tools"] = [{"type": "function", **t["function"]} for t in case.tools]
+
+    async def go() -> Any:
+        result = await responses.create_responses(ResponsesRequest(**body), None)
+        if not stream:
+            return result
+        last = None
+        async for event in result:
+            last = event
+        return last.response  # type: ignore[union-attr]
+
+    response = asyncio.run(go())
+    reasoning, content, calls = "", "", []
+    for item in response.output:
+        if item.type == "reasoning":
+            reasoning += "".join(c.text for c in item.content or [])
+        elif item.type == "message":
+            content += "".join(getattr(c, "text", "") for c in item.content)
+        elif item.type == "function_call":
+            calls.append((item.call_id, item.name, item.arguments))
+    return to_ours(reasoning, content, calls)
