@@ -62,6 +62,7 @@ OUTER = frozenset(
         "demo",
         "grammar",
         "engines",
+        "serve",
         "__main__",
     }
 )

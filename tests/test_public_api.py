@@ -44,6 +44,7 @@ PUBLIC = (
     "demo",
     "grammar",
     "engines",
+    "serve",
 )
 #: Internal modules; for a package, all of its modules. ``language.`` means the submodules of
 #: ``language`` (the package itself is the home of ``load_template``, exported at the top level).

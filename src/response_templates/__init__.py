@@ -28,6 +28,8 @@ package, that is the ``__all__`` of the package itself; its submodules are how i
   structural tags, llguidance Lark);
 * ``engines`` -- the plugins that make this parser vLLM's and SGLang's (``--tool-call-parser
   response_templates``): registering one imports its engine, importing the package does not;
+* ``serve`` -- ``response-templates serve``: an OpenAI- and Anthropic-compatible server in front of an
+  engine that streams raw completions (needs the ``serve`` extra to run);
 * ``verify`` -- the round trip of a response template through a chat template (needs jinja2);
   ``lint`` -- portability rules and suspicious patterns (``rt.lint`` is its entry point); ``cli`` -- the
   ``response-templates`` command; ``demo`` -- the demo it runs.
@@ -43,7 +45,7 @@ those from here; the rest of these modules is internal too.
 The layers: the core (``controls``, ``errors``, ``events``, ``matching``, ``language``, ``parser``, ``policy``, ``utf8``, ``whole``, ``values``,
 ``assembly``, ``content``, ``jsonlex``, ``calls``, ``tools``, ``transforms``, ``compiled``) never imports the outer
 rings (``library``, ``templates``, ``batch``, ``toolstream``, ``wire``, ``hf``, ``cli``, ``lint``, ``verify``,
-``demo``, ``grammar``, ``engines``), and no module imports itself back through others; ``tests/test_import_layers.py`` checks both.
+``demo``, ``grammar``, ``engines``, ``serve``), and no module imports itself back through others; ``tests/test_import_layers.py`` checks both.
 """
 
 from __future__ import annotations

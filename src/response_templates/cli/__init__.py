@@ -21,6 +21,9 @@ prints JSON lines (one object per thing reported on) in every command that has i
   local model folder's ``tokenizer_config.json``.
 * ``grammar MODEL --tools FILE [--tool-choice ...] [--no-parallel] [--reasoning ...] [--prefix FILE]
   [--format structural-tag|lark]`` -- the grammar that makes an engine generate what the template reads.
+* ``serve --upstream URL --model MODEL [--model-dir DIR | --chat-template FILE] ...`` -- an OpenAI- and
+  Anthropic-compatible server in front of an engine's ``/v1/completions`` (:mod:`response_templates.serve`;
+  needs the ``serve`` extra).
 
 Exit codes: 0 success; 1 the model output does not fit the template (a parse error), or another command's
 negative answer (``detect``: no family, ``verify``: a case failed, ``lint``: errors or warnings); 2 the
@@ -55,6 +58,8 @@ from typing import Any, NoReturn
 
 from .. import __version__
 from ..errors import ParseError, ResponseTemplateError
+from ..serve import command as serve_command
+from ..serve.config import ConfigError
 from ..whole import parse_response
 from .export_command import add_export
 from .grammar_command import add_grammar
@@ -75,6 +80,7 @@ from .shared import (
     load_template_file,
     load_tools_file,
     resolve_prefix,
+    template_or_name,
 )
 
 __all__ = [
@@ -117,6 +123,23 @@ def _run_parse(args: argparse.Namespace, streams: Streams) -> int:
     return run_parse(args, streams, parse=parse_response)
 
 
+def _add_serve(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve", help=serve_command.HELP, description=serve_command.DESCRIPTION, epilog=serve_command.EPILOG
+    )
+    serve_command.add_arguments(parser)
+    parser.set_defaults(handler=_run_serve)
+
+
+def _run_serve(args: argparse.Namespace, streams: Streams) -> int:
+    template = template_or_name(args.template, streams) if args.template is not None else None
+    try:
+        serve_command.run(args, template, streams.stderr)
+    except ConfigError as exc:
+        raise CLIError(str(exc)) from None
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------------------------------------- main
 
 #: Functions that add one sub-command each (see the module docstring).
@@ -130,6 +153,7 @@ COMMANDS: list[Callable[[Any], None]] = [
     add_lint,
     add_export,
     add_grammar,
+    _add_serve,
 ]
 
 
