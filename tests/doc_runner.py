@@ -31,6 +31,7 @@ NEEDS = {
     "docs/batch.md": "datasets",
     "docs/grammar.md": "grammar",
     "examples/openai_server.py": "serve",
+    "examples/serve_in_front_of_an_engine.py": "serve",
 }
 
 

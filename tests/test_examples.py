@@ -24,8 +24,9 @@ from doc_runner import code_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-# A server runs until stopped: tests/wire/test_wire_example_server.py serves it and queries it instead.
-SERVERS = {"openai_server.py"}
+# A server runs until stopped: tests/wire/test_wire_example_server.py and tests/serve/test_serve.py serve
+# them and query them instead.
+SERVERS = {"openai_server.py", "serve_in_front_of_an_engine.py"}
 EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.py") if p.name not in SERVERS)
 
 

@@ -8,7 +8,7 @@ vLLM's completions endpoint sends them (a ``text_completion`` chunk per piece, t
 last, a usage chunk when ``stream_options.include_usage``, then ``data: [DONE]``), otherwise as one JSON
 object. ``max_tokens`` cuts the pieces (finish reason ``length``).
 
-Markers in the prompt change the behaviour: ``[slow]`` waits 50 ms before each piece, ``[fail]`` answers
+Markers in the prompt change the behaviour: ``[slow]`` waits 50 ms before each piece, ``[pace=MS]`` MS ms, ``[fail]`` answers
 500, ``[stall]`` waits 8 s before answering, ``[break]`` sends five pieces and closes the connection (no finish reason, no ``[DONE]``). Every request is logged as a JSON line (``{"id", "event": "request", "payload"}``), and how it ended
 (``"event": "done"``, or ``"closed_early"`` when the client closed the connection before the end).
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import threading
 import time
@@ -30,6 +31,7 @@ PIECES = list(token_chunks(OUTPUT))
 LOCK = threading.Lock()
 COUNTER = [0]
 LOG_PATH = ""
+PACE = re.compile(r"\[pace=(\d+)\]")
 
 
 def log(entry: dict[str, Any]) -> None:
@@ -58,6 +60,9 @@ class Handler(BaseHTTPRequestHandler):
         if "[stall]" in prompt:  # an engine that does not answer (the server's --timeout is shorter)
             time.sleep(8)
         delay = 0.05 if "[slow]" in prompt else 0.0
+        paced = PACE.search(prompt)  # [pace=MS]: an engine that writes a token every MS milliseconds
+        if paced:
+            delay = int(paced.group(1)) / 1000
         limit = payload.get("max_tokens") or len(PIECES)
         if "[break]" in prompt:  # the engine dies mid-stream: a few pieces, then the connection closes
             limit = min(limit, 5)
@@ -137,13 +142,17 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
+class Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # hundreds of clients connect at once in benchmarks/bench_serve.py
+
+
 def main() -> None:
     global LOG_PATH
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--log", required=True, help="the JSON-lines file of requests and how they ended")
     args = options.parse_args()
     LOG_PATH = args.log
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(f"PORT {server.server_address[1]}", flush=True)
     try:

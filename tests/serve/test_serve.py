@@ -116,20 +116,13 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
             process.stdout.close()
 
 
-def _serve(upstream: Upstream, *args: str) -> Iterator[str]:
+def _serve(upstream: Upstream, *args: str, program: list[str] | None = None) -> Iterator[str]:
     port = _free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    command = [
-        sys.executable,
-        "-m",
-        "response_templates",
-        "serve",
-        "--upstream",
-        upstream.url,
-        "--model",
-        MODEL,
-    ]
-    command += [*args, "--port", str(port), "--log-level", "warning"]
+    command = [*(program or [sys.executable, "-m", "response_templates", "serve"])]
+    command += ["--upstream", upstream.url, "--model", MODEL, *args, "--port", str(port)]
+    if program is None:
+        command += ["--log-level", "warning"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -179,6 +172,13 @@ def plain_server(upstream: Upstream) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def example_server(upstream: Upstream) -> Iterator[str]:
+    """examples/serve_in_front_of_an_engine.py, the same server started from Python."""
+    script = HERE.parent.parent / "examples" / "serve_in_front_of_an_engine.py"
+    yield from _serve(upstream, "--chat-template", str(CHAT_TEMPLATE), program=[sys.executable, str(script)])
+
+
+@pytest.fixture(scope="module")
 def http() -> Iterator[httpx2.Client]:
     with httpx2.Client(timeout=WAIT, trust_env=False) as client:  # no proxy between us and 127.0.0.1
         yield client
@@ -218,6 +218,15 @@ def test_the_upstream_gets_the_rendered_chat_template(
     assert payload["model"] == MODEL and payload["stream"] is True
     assert payload["skip_special_tokens"] is False and payload["max_tokens"] == 4096
     assert "structured_outputs" not in payload  # tool_choice auto: nothing forced
+
+
+def test_the_example_script_serves_the_same_answer(example_server: str, http: httpx2.Client) -> None:
+    completion = openai_client(example_server, http).chat.completions.create(
+        model="m", messages=MESSAGES, tools=TOOLS
+    )
+    message = completion.choices[0].message
+    assert message.content == EXPECTED["content"]
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or []] == CALLS
 
 
 def test_chat_completion_whole(vllm_server: str, http: httpx2.Client) -> None:
