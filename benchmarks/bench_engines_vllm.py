@@ -21,12 +21,9 @@ outputs, over ``--repeat`` runs). Needs the vLLM venv: ``make .venv-vllm/.instal
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
-import statistics
 import sys
-import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -34,7 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "engines"), str(Path(__file__).resolve().parent)]
 
-from _common import format_table  # noqa: E402
+from _engine_bench import report  # noqa: E402
+from _engine_bench import run_family as run_family_rows  # noqa: E402
 
 #: vLLM 0.34's own parsers per library family, ``(tool parser, reasoning parser)``, as vLLM's
 #: documentation and the families' model cards name them (``None``: vLLM has none for that part).
@@ -103,18 +101,6 @@ def _quiet() -> None:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 
 
-def _serve(srv: Any, case: Any, stream: bool) -> tuple[Any, float]:
-    start = time.perf_counter()
-    try:
-        got = srv.run(case, stream=stream)
-    except Exception as exc:  # a parser that raises: the client gets a server error
-        got = {"error": f"{type(exc).__name__}: {exc}"}
-    elapsed = time.perf_counter() - start
-    if not isinstance(got, dict):  # an ErrorResponse
-        got = {"error": str(getattr(got, "error", got))}
-    return got, elapsed
-
-
 def run_family(family: str, repeat: int) -> dict[str, Any]:
     import vllm_harness as H
 
@@ -122,12 +108,10 @@ def run_family(family: str, repeat: int) -> dict[str, Any]:
     from response_templates.engines.common import TEMPLATE_ENV
 
     os.environ[TEMPLATE_ENV] = family
-    cases = H.cases(family)
     pair = VLLM_PARSERS.get(family)
+    row: dict[str, Any] = {"family": family, "vllm_parsers": pair}
     servers: dict[str, Any] = {"none": H.server(family, tool_parser=None, reasoning_parser=None)}
     servers["ours"] = H.server(family, tool_parser=plugin.NAME, reasoning_parser=plugin.NAME)
-    row: dict[str, Any] = {"family": family, "vllm_parsers": pair}
-    row["outputs"] = sum(1 for case in cases if case.kind != "difference")
     if pair is not None:
         try:
             servers["vllm"] = H.server(family, tool_parser=pair[0], reasoning_parser=pair[1])
@@ -135,34 +119,15 @@ def run_family(family: str, repeat: int) -> dict[str, Any]:
             row["vllm_error"] = f"{type(exc).__name__}: {exc}"
     for srv in servers.values():
         srv.engine.chunk = 1
-    tokens = 0
-    times: dict[str, list[float]] = {name: [] for name in servers}
-    for name in servers:
-        row[name] = {"whole": 0, "streamed": 0}
-    row["differences"] = sum(1 for case in cases if case.kind == "difference")
-    for case in cases:
-        if case.kind == "difference":
-            continue  # the expectation is another implementation's choice (docs/differences.md)
-        n = len(servers["ours"].tokenizer.encode(case.raw, add_special_tokens=False)) or 1
-        tokens += n
-        for name, srv in servers.items():
-            if name == "none":
-                continue
-            for stream in (False, True):
-                got, _ = _serve(srv, case, stream)
-                ok = (got == case.ours and case.ours_right) or case.right(got)
-                row[name]["streamed" if stream else "whole"] += ok
-                if not ok and name == "ours" and got != case.ours:
-                    row.setdefault("ours_differs", []).append(case.id)
-        for name, srv in servers.items():
-            best = min(_serve(srv, case, True)[1] for _ in range(repeat))
-            times[name].append(best / n)
-    base = statistics.median(times["none"])
-    for name in servers:
-        if name != "none":
-            row[name]["us_per_token"] = max(0.0, (statistics.median(times[name]) - base) * 1e6)
-    row["tokens"] = tokens
-    return row
+    tokenizer = servers["ours"].tokenizer
+    return run_family_rows(
+        row,
+        H.cases(family),
+        servers,
+        repeat=repeat,
+        tokens_of=lambda case: len(tokenizer.encode(case.raw, add_special_tokens=False)),
+        same=lambda got, ours: got == ours,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,77 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.families
         else [f for f in H.families_with_samples() if f != "gpt-oss"]
     )
-    rows = [run_family(f, args.repeat) for f in families]
-
-    table = []
-    total = {
-        "n": 0,
-        "ours_w": 0,
-        "ours_s": 0,
-        "cov_n": 0,
-        "cov_ours_w": 0,
-        "cov_ours_s": 0,
-        "v_w": 0,
-        "v_s": 0,
-    }
-    for r in rows:
-        ours, theirs = r["ours"], r.get("vllm")
-        total["n"] += r["outputs"]
-        total["ours_w"] += ours["whole"]
-        total["ours_s"] += ours["streamed"]
-        if theirs is not None:
-            total["cov_n"] += r["outputs"]
-            total["cov_ours_w"] += ours["whole"]
-            total["cov_ours_s"] += ours["streamed"]
-            total["v_w"] += theirs["whole"]
-            total["v_s"] += theirs["streamed"]
-        pair = r["vllm_parsers"]
-        label = "-" if pair is None else " + ".join(p for p in pair if p)
-        if "vllm_error" in r:
-            label += " (fails at start-up)"
-        table.append(
-            [
-                r["family"],
-                str(r["outputs"]),
-                f"{ours['whole']} / {ours['streamed']}",
-                f"{ours['us_per_token']:.0f}",
-                label,
-                "-" if theirs is None else f"{theirs['whole']} / {theirs['streamed']}",
-                "-" if theirs is None else f"{theirs['us_per_token']:.0f}",
-            ]
-        )
-    headers = [
-        "family",
-        "outputs",
-        "ours right (whole / streamed)",
-        "ours µs/token",
-        "vLLM parser",
-        "vLLM right",
-        "vLLM µs/token",
-    ]
-    print(format_table(headers, table, "lrrrlrr"))
-    print()
-    print(
-        f"all families: ours {total['ours_w']}/{total['n']} whole, {total['ours_s']}/{total['n']} streamed; "
-        f"where vLLM has a parser ({total['cov_n']} outputs): ours {total['cov_ours_w']} / {total['cov_ours_s']}, "
-        f"vLLM {total['v_w']} / {total['v_s']}; families without a vLLM parser: "
-        f"{sum(1 for r in rows if r['vllm_parsers'] is None)}; left out as documented differences: "
-        f"{sum(r['differences'] for r in rows)} outputs"
-    )
-    for r in [r for r in rows if "vllm_error" in r]:
-        print(f"vLLM's parser for {r['family']} fails at start-up: {r['vllm_error'].splitlines()[0]}")
-    ours_cost = [r["ours"]["us_per_token"] for r in rows]
-    theirs_cost = [r["vllm"]["us_per_token"] for r in rows if "vllm" in r]
-    if ours_cost and theirs_cost:
-        print(
-            f"parser cost per token above no parser (median over families): ours {statistics.median(ours_cost):.0f} µs, "
-            f"vLLM's {statistics.median(theirs_cost):.0f} µs"
-        )
-    differs = {r["family"]: r["ours_differs"] for r in rows if r.get("ours_differs")}
-    if differs:
-        print(f"served differently from our own parse: {differs}")
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    report([run_family(f, args.repeat) for f in families], "vLLM", "vllm", args.json)
     return 0
 
 

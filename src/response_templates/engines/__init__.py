@@ -29,6 +29,8 @@ from .common import (
     Session,
     TemplateChoice,
     choose_template,
+    merge_deltas,
+    tool_dicts,
 )
 
 __all__ = [
@@ -44,4 +46,6 @@ __all__ = [
     "Session",
     "TemplateChoice",
     "choose_template",
+    "merge_deltas",
+    "tool_dicts",
 ]

@@ -52,6 +52,8 @@ __all__ = [
     "Session",
     "TemplateChoice",
     "choose_template",
+    "merge_deltas",
+    "tool_dicts",
 ]
 
 #: The environment variable that overrides the template choice (engines pass parsers no arguments): a
@@ -484,3 +486,23 @@ class Session:
                         )
                     )
         return out
+
+
+def merge_deltas(first: Delta, second: Delta) -> Delta:
+    """One delta holding ``first`` then ``second`` (a step's pieces and what :meth:`Session.finish` flushed)."""
+    return Delta(
+        first.reasoning + second.reasoning,
+        first.content + second.content,
+        [*first.tool_calls, *second.tool_calls],
+    )
+
+
+def tool_dicts(tools: Iterable[Any] | None) -> list[dict[str, Any]]:
+    """An engine's request tools as plain dicts (pydantic models dumped without their unset fields)."""
+    out = []
+    for tool in tools or ():
+        if hasattr(tool, "model_dump"):
+            tool = tool.model_dump(exclude_none=True)
+        if isinstance(tool, dict):
+            out.append(tool)
+    return out

@@ -28,16 +28,18 @@ from importlib import import_module, metadata
 from types import ModuleType
 from typing import Any
 
+from ..common import ENGINE_REQUIREMENTS, PLUGIN_NAME
+
 __all__ = ["NAME", "REQUIREMENT", "SUPPORTED", "register", "supported_version"]
 
 #: The name of both detectors on SGLang's command line (SGLang's own ``response_template``, singular,
 #: is its vendored parser and is left alone).
-NAME = "response_templates"
+NAME = PLUGIN_NAME
 #: The SGLang releases the plugin is written against (``major.minor.patch``): SGLang's serving path changes
 #: between patch releases.
 SUPPORTED = ((0, 5, 23),)
 #: The same range as a requirement (the ``sglang`` extra pins it).
-REQUIREMENT = "sglang>=0.5.23,<0.5.24"
+REQUIREMENT = ENGINE_REQUIREMENTS["sglang"]
 
 logger = logging.getLogger("response_templates.engines.sglang")
 
@@ -158,22 +160,13 @@ def _add_name(module_name: str, attribute: str) -> None:
         names.append(NAME)
 
 
-def _register_tool(module: ModuleType) -> None:
-    from .detectors import ResponseTemplatesDetector
-
-    module.FunctionCallParser.ToolCallParserEnum[NAME] = ResponseTemplatesDetector
-
-
-def _register_reasoning(module: ModuleType) -> None:
-    from .detectors import ResponseTemplatesReasoningDetector
-
-    module.ReasoningParser.DetectorMap[NAME] = ResponseTemplatesReasoningDetector
-
-
-def _register_serving(module: ModuleType) -> None:
-    from .detectors import patch_serving_chat
-
-    patch_serving_chat(module.OpenAIServingChat)
+def _install(_module: ModuleType) -> None:
+    """Register our classes with the SGLang modules imported so far (a callback of :func:`when_imported`)."""
+    name = f"{__name__}.detectors"
+    current = sys.modules.get(name)
+    if current is not None and not getattr(current, "READY", False):
+        return  # being imported (it imports the registries): it installs itself when done
+    import_module(name).install()
 
 
 def _register_unsupported(version: str) -> None:
@@ -220,6 +213,5 @@ def register() -> None:
         )
         _register_unsupported(version)
         return
-    when_imported(TOOL_REGISTRY, _register_tool)
-    when_imported(REASONING_REGISTRY, _register_reasoning)
-    when_imported(SERVING_CHAT, _register_serving)
+    for module in (TOOL_REGISTRY, REASONING_REGISTRY, SERVING_CHAT):
+        when_imported(module, _install)

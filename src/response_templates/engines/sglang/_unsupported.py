@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import NAME, REQUIREMENT
+from ..common import ENGINE_REQUIREMENTS
+from ..common import PLUGIN_NAME as NAME
+
+REQUIREMENT = ENGINE_REQUIREMENTS["sglang"]
+
+__all__ = ["unsupported_class"]
 
 
 def unsupported_class(version: str) -> type:

@@ -25,7 +25,7 @@ from typing import Any
 
 from ...errors import ResponseTemplateError
 from ..common import PLUGIN_NAME as NAME
-from ..common import Delta, EngineSetupError, Serving, Session, choose_template
+from ..common import Delta, EngineSetupError, Serving, Session, choose_template, merge_deltas, tool_dicts
 
 _protocol: Any = import_module("vllm.entrypoints.generate.base.protocol")
 _chat_protocol: Any = import_module("vllm.entrypoints.openai.chat_completion.protocol")
@@ -111,16 +111,6 @@ def _decode(tokenizer: Any, ids: Sequence[int]) -> str:
         )
     except TypeError:
         return str(tokenizer.decode(list(ids), skip_special_tokens=False))
-
-
-def _tool_dicts(tools: Iterable[Any] | None) -> list[dict[str, Any]]:
-    out = []
-    for tool in tools or ():
-        if hasattr(tool, "model_dump"):
-            tool = tool.model_dump(exclude_none=True)
-        if isinstance(tool, dict):
-            out.append(tool)
-    return out
 
 
 def _reasoning_closers(serving: Serving) -> list[str]:
@@ -421,13 +411,13 @@ class ResponseTemplatesToolParser(_tools.ToolParser):  # type: ignore[misc]
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
         super().__init__(tokenizer, tools)
         self.serving = serving_for(tokenizer)
-        self._tools = _tool_dicts(tools)
+        self._tools = tool_dicts(tools)
         self._stream: Session | None = None
         self._stream_state = _abstract.StreamState()
         self._stream_ids = _CallIds(self)
 
     def _text_session(self, request: Any) -> Session:
-        tools = _tool_dicts(getattr(request, "tools", None)) or self._tools
+        tools = tool_dicts(getattr(request, "tools", None)) or self._tools
         return _new_session(self.serving, prompt_text="", tools=tools, thinking=False, parse_reasoning=False)
 
     def extract_tool_calls(self, model_output: str, request: Any) -> Any:
@@ -479,7 +469,7 @@ class ResponseTemplatesParser(_abstract.Parser):  # type: ignore[misc]
         super().__init__(tokenizer, tools, *args, **kwargs)
         self.serving = serving_for(tokenizer, kwargs.get("model_config"))
         self.thinking = _thinking(kwargs.get("chat_template_kwargs"))
-        self._tools = _tool_dicts(tools)
+        self._tools = tool_dicts(tools)
         self._prompt_ids: list[int] | None = None
         self._stream: Session | None = None
         self._call_ids = _CallIds(self)
@@ -500,7 +490,7 @@ class ResponseTemplatesParser(_abstract.Parser):  # type: ignore[misc]
         return enable_auto_tools and choice in (None, "auto")
 
     def _session(self, request: Any, enable_auto_tools: bool) -> Session:
-        tools = _tool_dicts(getattr(request, "tools", None)) or self._tools
+        tools = tool_dicts(getattr(request, "tools", None)) or self._tools
         return _new_session(
             self.serving,
             prompt_ids=self._prompt_ids,
@@ -542,7 +532,7 @@ class ResponseTemplatesParser(_abstract.Parser):  # type: ignore[misc]
         return self._constrain(request)
 
     def _constrain(self, request: Any) -> Any:
-        tools = _tool_dicts(getattr(request, "tools", None))
+        tools = tool_dicts(getattr(request, "tools", None))
         choice = getattr(request, "tool_choice", None)
         if self._tool_parser is None or not tools or choice == "none":
             return request
@@ -643,12 +633,8 @@ class ResponseTemplatesParser(_abstract.Parser):  # type: ignore[misc]
         else:
             delta = Delta()
         if finished:
-            delta = _merge(delta, session.finish())
+            delta = merge_deltas(delta, session.finish())
             _log_errors(session)
         return _delta_message(
             delta, self._call_ids, include_reasoning=bool(getattr(request, "include_reasoning", True))
         )
-
-
-def _merge(a: Delta, b: Delta) -> Delta:
-    return Delta(a.reasoning + b.reasoning, a.content + b.content, [*a.tool_calls, *b.tool_calls])
