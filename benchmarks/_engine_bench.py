@@ -7,13 +7,23 @@ Not a test module and not part of the package; the scripts import it as ``_engin
 from __future__ import annotations
 
 import json
+import logging
+import os
 import statistics
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from _common import format_table
+
+
+def quiet() -> None:
+    """Silence the engines' deprecation warnings and logs (and ours), which would drown the table."""
+    warnings.simplefilter("ignore")
+    logging.disable(logging.WARNING)
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 
 
 def serve_timed(srv: Any, case: Any, stream: bool) -> tuple[dict[str, Any], float]:

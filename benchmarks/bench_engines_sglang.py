@@ -23,17 +23,15 @@ streamed, in µs (median of the family's outputs, best of ``--repeat`` runs). Ne
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "engines"), str(Path(__file__).resolve().parent)]
 
-from _engine_bench import report  # noqa: E402
+from _engine_bench import quiet, report  # noqa: E402
 from _engine_bench import run_family as run_family_rows  # noqa: E402
 
 #: SGLang 0.5.23's own detectors per library family, ``(tool-call parser, reasoning parser)``, as its
@@ -88,11 +86,6 @@ SGLANG_PARSERS: dict[str, tuple[str | None, str | None]] = {
 }
 
 
-def _quiet() -> None:
-    warnings.simplefilter("ignore")
-    logging.disable(logging.WARNING)
-
-
 def run_family(family: str, repeat: int) -> dict[str, Any]:
     import sglang_harness as H
 
@@ -132,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per output (the best counts)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
     args = parser.parse_args(argv)
-    _quiet()
+    quiet()
     import sglang_harness as H
 
     from response_templates.engines import sglang as plugin

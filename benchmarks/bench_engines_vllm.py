@@ -21,17 +21,15 @@ outputs, over ``--repeat`` runs). Needs the vLLM venv: ``make .venv-vllm/.instal
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "engines"), str(Path(__file__).resolve().parent)]
 
-from _engine_bench import report  # noqa: E402
+from _engine_bench import quiet, report  # noqa: E402
 from _engine_bench import run_family as run_family_rows  # noqa: E402
 
 #: vLLM 0.34's own parsers per library family, ``(tool parser, reasoning parser)``, as vLLM's
@@ -95,12 +93,6 @@ VLLM_PARSERS: dict[str, tuple[str | None, str | None]] = {
 }
 
 
-def _quiet() -> None:
-    warnings.simplefilter("ignore")
-    logging.disable(logging.WARNING)
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
-
-
 def run_family(family: str, repeat: int) -> dict[str, Any]:
     import vllm_harness as H
 
@@ -136,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per output (the best counts)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
     args = parser.parse_args(argv)
-    _quiet()
+    quiet()
     import vllm_harness as H
 
     from response_templates.engines import vllm as plugin

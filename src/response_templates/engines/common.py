@@ -26,8 +26,10 @@ parse never raises: the text of a region that fails is kept as content and the f
 from __future__ import annotations
 
 import json
+import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -49,6 +51,7 @@ __all__ = [
     "EngineSetupError",
     "Result",
     "Serving",
+    "ServingCache",
     "Session",
     "TemplateChoice",
     "choose_template",
@@ -506,3 +509,39 @@ def tool_dicts(tools: Iterable[Any] | None) -> list[dict[str, Any]]:
         if isinstance(tool, dict):
             out.append(tool)
     return out
+
+
+def _first_name(values: Iterable[Any]) -> str | None:
+    """The first non-empty string of ``values`` (a list or tuple stands for its first item)."""
+    for value in values:
+        if isinstance(value, (list, tuple)):
+            value = value[0] if value else None
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+class ServingCache:
+    """One :class:`Serving` per engine tokenizer: engines build parsers per request, the template is chosen
+    (and logged, at INFO on ``logger``) once. ``ids``: the plugin feeds token ids (the serving keeps the
+    tokenizer), else decoded text (the tokenizer only helps choose the template)."""
+
+    def __init__(self, logger: logging.Logger, *, ids: bool) -> None:
+        self._logger = logger
+        self._ids = ids
+        self._servings: dict[int, tuple[Any, Serving]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, tokenizer: Any, model_ids: Callable[[], Iterable[Any]]) -> Serving:
+        """The serving of ``tokenizer``; on first use the template is chosen with the first name
+        ``model_ids()`` gives as the served model id. Raises :class:`EngineSetupError`."""
+        key = id(tokenizer)
+        with self._lock:
+            hit = self._servings.get(key)
+            if hit is not None and hit[0] is tokenizer:
+                return hit[1]
+            choice = choose_template(tokenizer, model_id=_first_name(model_ids()))
+            serving = Serving(tokenizer if self._ids else None, choice)
+            self._servings[key] = (tokenizer, serving)
+        self._logger.info("response_templates: parsing with %s", choice.describe())
+        return serving

@@ -250,19 +250,23 @@ def _chat_tools(value: Any) -> list[dict[str, Any]]:
     return tools
 
 
-def _chat_choice(value: Any, tools: list[dict[str, Any]]) -> Any:
+def _function_choice(value: Any, tools: list[dict[str, Any]], *, nested: bool) -> Any:
+    """An OpenAI ``tool_choice``: a mode, or a function named at ``function.name`` (Chat Completions,
+    ``nested``) or at ``name`` (Responses)."""
     if value is None:
         return "auto"
     if value in ("auto", "none", "required"):
         return _check_choice(value, tools)
+    named = (
+        '{"type": "function", "function": {"name": ...}}' if nested else '{"type": "function", "name": ...}'
+    )
     choice = _object(value, "tool_choice") if not isinstance(value, str) else None
     if choice is None or choice.get("type") != "function":
-        raise RequestError(
-            "'tool_choice' must be 'auto', 'none', 'required' or {\"type\": \"function\", \"function\": {\"name\": ...}}",
-            "tool_choice",
-        )
-    function = _object(choice.get("function"), "tool_choice.function")
-    return _check_choice(_named_choice(function.get("name"), tools, "tool_choice.function"), tools)
+        raise RequestError(f"'tool_choice' must be 'auto', 'none', 'required' or {named}", "tool_choice")
+    if nested:
+        function = _object(choice.get("function"), "tool_choice.function")
+        return _check_choice(_named_choice(function.get("name"), tools, "tool_choice.function"), tools)
+    return _check_choice(_named_choice(choice.get("name"), tools, "tool_choice"), tools)
 
 
 def read_chat(body: Any) -> Generation:
@@ -287,7 +291,7 @@ def read_chat(body: Any) -> Generation:
         model=model,
         messages=[_chat_message(m, f"messages[{i}]") for i, m in enumerate(messages)],
         tools=tools,
-        tool_choice=_chat_choice(body.get("tool_choice"), tools),
+        tool_choice=_function_choice(body.get("tool_choice"), tools, nested=True),
         parallel_tool_calls=_optional(body, "parallel_tool_calls", bool, "a boolean") is not False,
         stream=stream,
         include_usage=bool(include_usage) if stream else None,
@@ -392,20 +396,6 @@ def _responses_tools(value: Any) -> list[dict[str, Any]]:
     return tools
 
 
-def _responses_choice(value: Any, tools: list[dict[str, Any]]) -> Any:
-    if value is None:
-        return "auto"
-    if value in ("auto", "none", "required"):
-        return _check_choice(value, tools)
-    choice = _object(value, "tool_choice") if not isinstance(value, str) else None
-    if choice is None or choice.get("type") != "function":
-        raise RequestError(
-            "'tool_choice' must be 'auto', 'none', 'required' or {\"type\": \"function\", \"name\": ...}",
-            "tool_choice",
-        )
-    return _check_choice(_named_choice(choice.get("name"), tools, "tool_choice"), tools)
-
-
 def read_responses(body: Any) -> Generation:
     """A ``POST /v1/responses`` body."""
     body = _body(body)
@@ -422,7 +412,7 @@ def read_responses(body: Any) -> Generation:
         model=_optional(body, "model", str, "a string"),
         messages=_responses_input(body["input"], instructions),
         tools=tools,
-        tool_choice=_responses_choice(body.get("tool_choice"), tools),
+        tool_choice=_function_choice(body.get("tool_choice"), tools, nested=False),
         parallel_tool_calls=_optional(body, "parallel_tool_calls", bool, "a boolean") is not False,
         stream=_optional(body, "stream", bool, "a boolean") or False,
         max_tokens=_positive(body, "max_output_tokens"),

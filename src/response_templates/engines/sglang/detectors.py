@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import threading
 from collections.abc import Mapping, Sequence
 from importlib import import_module
 from typing import Any
 
 from ...errors import ResponseTemplateError
 from ..common import PLUGIN_NAME as NAME
-from ..common import Delta, EngineSetupError, Serving, Session, choose_template, merge_deltas, tool_dicts
+from ..common import Delta, EngineSetupError, Serving, ServingCache, Session, merge_deltas, tool_dicts
 
 _tool_base: Any = import_module("sglang.srt.function_call.base_format_detector")
 _core: Any = import_module("sglang.srt.function_call.core_types")
@@ -53,8 +52,7 @@ __all__ = [
 
 # ------------------------------------------------------------------------------------ the template
 
-_servings: dict[int, tuple[Any, Serving]] = {}
-_lock = threading.Lock()
+_servings = ServingCache(logger, ids=False)
 
 
 def _config(name: str) -> Any:
@@ -66,33 +64,18 @@ def _config(name: str) -> Any:
         return None
 
 
-def _model_id(tokenizer: Any) -> str | None:
-    for value in (
-        _config("served_model_name"),
-        _config("model_path"),
-        getattr(tokenizer, "name_or_path", None),
-    ):
-        if isinstance(value, (list, tuple)):
-            value = value[0] if value else None
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
 def serving_for(tokenizer: Any) -> Serving:
     """The :class:`~response_templates.engines.common.Serving` of ``tokenizer`` (one per tokenizer, chosen
     and logged once). SGLang hands detectors decoded text with special tokens spelled out, so the serving
     reads text (the tokenizer only helps choose the template)."""
-    key = id(tokenizer)
-    with _lock:
-        hit = _servings.get(key)
-        if hit is not None and hit[0] is tokenizer:
-            return hit[1]
-        choice = choose_template(tokenizer, model_id=_model_id(tokenizer))
-        serving = Serving(None, choice)
-        _servings[key] = (tokenizer, serving)
-    logger.info("response_templates: parsing with %s", choice.describe())
-    return serving
+    return _servings.get(
+        tokenizer,
+        lambda: (
+            _config("served_model_name"),
+            _config("model_path"),
+            getattr(tokenizer, "name_or_path", None),
+        ),
+    )
 
 
 def _serving_or_fail(tokenizer: Any) -> Serving:

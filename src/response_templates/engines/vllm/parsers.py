@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import import_module
 from typing import Any
 
 from ...errors import ResponseTemplateError
 from ..common import PLUGIN_NAME as NAME
-from ..common import Delta, EngineSetupError, Serving, Session, choose_template, merge_deltas, tool_dicts
+from ..common import Delta, EngineSetupError, Serving, ServingCache, Session, merge_deltas, tool_dicts
 
 _protocol: Any = import_module("vllm.entrypoints.generate.base.protocol")
 _chat_protocol: Any = import_module("vllm.entrypoints.openai.chat_completion.protocol")
@@ -58,36 +57,22 @@ __all__ = [
 # ------------------------------------------------------------------------------------ the template
 
 
-_servings: dict[int, tuple[Any, Serving]] = {}
-_lock = threading.Lock()
-
-
-def _model_id(model_config: Any, tokenizer: Any) -> str | None:
-    """The served model id: the first served name, else the model path, else the tokenizer's path (the
-    structured-output manager builds the reasoning parser with the tokenizer only)."""
-    names = getattr(model_config, "served_model_name", None)
-    if isinstance(names, (list, tuple)):
-        names = names[0] if names else None
-    for value in (names, getattr(model_config, "model", None), getattr(tokenizer, "name_or_path", None)):
-        if isinstance(value, str) and value:
-            return value
-    return None
+_servings = ServingCache(logger, ids=True)
 
 
 def serving_for(tokenizer: Any, model_config: Any = None) -> Serving:
     """The :class:`~response_templates.engines.common.Serving` of ``tokenizer`` (one per tokenizer, built
-    and logged once). Raises :class:`~response_templates.engines.common.EngineSetupError`."""
-    key = id(tokenizer)
-    with _lock:
-        hit = _servings.get(key)
-        if hit is not None and hit[0] is tokenizer:
-            return hit[1]
-        model_id = _model_id(model_config, tokenizer)
-        choice = choose_template(tokenizer, model_id=model_id)
-        serving = Serving(tokenizer, choice)
-        _servings[key] = (tokenizer, serving)
-    logger.info("response_templates: parsing with %s", choice.describe())
-    return serving
+    and logged once). The served model id is the first served name, else the model path, else the
+    tokenizer's path (the structured-output manager builds the reasoning parser with the tokenizer only).
+    Raises :class:`~response_templates.engines.common.EngineSetupError`."""
+    return _servings.get(
+        tokenizer,
+        lambda: (
+            getattr(model_config, "served_model_name", None),
+            getattr(model_config, "model", None),
+            getattr(tokenizer, "name_or_path", None),
+        ),
+    )
 
 
 def _thinking(chat_template_kwargs: Mapping[str, Any] | None) -> bool | None:
