@@ -12,6 +12,8 @@ Usage::
 
     python benchmarks/bench_grammar.py                      # every compiled family
     python benchmarks/bench_grammar.py --families qwen3,kimi-k2 --steps 100 --json out.json
+    .venv-vllm/bin/python benchmarks/bench_grammar.py --against vllm [--walks 20] [--markdown]
+        # every library family beside vLLM 0.34's own template grammar (benchmarks/_grammar_vs_vllm.py)
 """
 
 from __future__ import annotations
@@ -157,7 +159,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=200, help="tokens per mask-time walk")
     parser.add_argument("--reps", type=int, default=5, help="repetitions of each build and compile")
     parser.add_argument("--json", help="write the rows to this file")
+    parser.add_argument(
+        "--against",
+        choices=["vllm"],
+        help="beside vLLM's own template grammar (needs vLLM 0.34 and xgrammar: run with .venv-vllm)",
+    )
+    parser.add_argument(
+        "--walks", type=int, default=20, help="with --against: random walks per mode and grammar"
+    )
+    parser.add_argument("--markdown", action="store_true", help="with --against: the table in Markdown")
     args = parser.parse_args(argv)
+    if args.against == "vllm":
+        import _grammar_vs_vllm
+
+        families = args.families.split(",") if args.families else None
+        return _grammar_vs_vllm.run(families, args.walks, args.steps, args.reps, args.json, args.markdown)
     compiled = sorted(name for name, cov in grammar.coverage().items() if cov.compiles)
     families = args.families.split(",") if args.families else compiled
     rows = []

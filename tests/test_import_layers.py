@@ -61,6 +61,7 @@ OUTER = frozenset(
         "verify",
         "demo",
         "grammar",
+        "derivation",
         "engines",
         "serve",
         "__main__",

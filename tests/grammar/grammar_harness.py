@@ -417,6 +417,79 @@ class SampleCase:
     #: :func:`call_problems` of the parsed calls against the tools: non-empty means the output is not
     #: valid for its tools, so a grammar that enforces the schemas must reject it.
     problems: list[str]
+    #: Why the output does not count for completeness (``""``: it counts): ``"cut"`` when a region is
+    #: still open where the output ends (a truncated generation, or the turn's stop token written inside
+    #: the region, which a template reads as its close), ``"invalid"`` when its calls are not valid for
+    #: its tools. See :func:`incompleteness`.
+    incomplete: str = ""
+
+
+#: The failure class of the samples written with the turn's stop token inside a region
+#: (``tests/library/test_library_failure_classes.py``): malformed by construction.
+STOP_TOKEN_INSIDE = 3
+
+#: A private-use character appended to an output to tell a closer at its very end from an open region.
+SENTINEL = "\ue000"
+
+
+def incompleteness(template: Any, raw: str, prefix: str, problems: Sequence[str]) -> str:
+    """Why an output is not one the grammar must accept: ``"invalid"`` (calls not valid for the tools),
+    ``"cut"`` (a region with a close delimiter of its own is still open where the output ends, once a
+    final stop token of the turn is set aside: the generation was cut off, or the model wrote the stop
+    token inside the region), or ``""`` (a complete output).
+
+    A grammar ends a region with its closer and leaves the stop token to the engine, so a complete
+    output under the grammar never has a cut region; the template still reads such outputs leniently.
+    A region that runs to the end of the turn by design (no close delimiter) is not cut.
+    """
+    from response_templates.grammar import _resolve
+    from response_templates.grammar.derive import _turn_ends
+    from response_templates.parser import ResponseParser
+
+    if problems:
+        return "invalid"
+    resolved, _ = _resolve(template)
+    turn_ends = _turn_ends(resolved)
+    text = raw
+    for end in sorted(turn_ends, key=len, reverse=True):
+        if end and text.endswith(end):
+            text = text[: -len(end)]
+            break
+    parser = ResponseParser(resolved, prefix, errors="keep")
+    # A character no delimiter continues with: a closer held back at the very end (its optional tail
+    # might still follow) is decided, so only a region really left open is still open at the end.
+    parser.feed(text + SENTINEL)
+    _, events = parser.finalize()
+    for event in events:
+        if event["type"] != "region_close":
+            continue
+        spec = resolved.by_name.get(event["field"])
+        if spec is None or spec.implicit or spec.close is None:
+            continue
+        literals = spec.close.literals
+        if literals is None or not all(end in turn_ends or _ends_generation(end) for end in literals):
+            return "cut"
+    return ""
+
+
+#: Harmony's message ends (gpt-oss), which stop the generation where a message is the last.
+HARMONY_STOPS = frozenset({"<|call|>", "<|return|>", "<|end|>"})
+_SPECIAL = re.compile(r"<[|｜][^<>]*[|｜]>")
+_ENDING_WORDS = re.compile(r"end|eot|eom|eos|stop|return", re.IGNORECASE)
+_DELIMITER_WORDS = re.compile(r"tool|call|arg|think|func|param|section", re.IGNORECASE)
+
+
+def _ends_generation(token: str) -> bool:
+    """Whether a closer is a token that ends the generation (``<|python_end|>``, ``<|eom_id|>``), not a
+    delimiter of a call or a reasoning block (``<|tool_call_end|>``): a region closed only by such tokens
+    runs to the end of the output by design."""
+    if token in HARMONY_STOPS:
+        return True
+    return (
+        bool(_SPECIAL.fullmatch(token))
+        and bool(_ENDING_WORDS.search(token))
+        and not _DELIMITER_WORDS.search(token)
+    )
 
 
 def sample_cases() -> tuple[list[SampleCase], dict[str, int]]:
@@ -440,6 +513,7 @@ def sample_cases() -> tuple[list[SampleCase], dict[str, int]]:
         prefix, _ = ls.prefix_for(sample, fam)
         tools, inferred = ls.tools_for(sample, table)
         message = verdict.got
+        problems = call_problems(list(message.get("tool_calls") or []), tools)
         cases.append(
             SampleCase(
                 id=sample["id"],
@@ -449,7 +523,12 @@ def sample_cases() -> tuple[list[SampleCase], dict[str, int]]:
                 tools=tools,
                 inferred_tools=inferred,
                 message=message,
-                problems=call_problems(list(message.get("tool_calls") or []), tools),
+                problems=problems,
+                incomplete=(
+                    "cut"
+                    if (sample.get("context") or {}).get("failure_class") == STOP_TOKEN_INSIDE
+                    else incompleteness(fam.template(), sample["raw"], prefix, problems)
+                ),
             )
         )
     return cases, skipped

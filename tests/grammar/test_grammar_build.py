@@ -320,7 +320,8 @@ llguidance = pytest.importorskip("llguidance")
 
 @pytest.mark.parametrize("family", [n for n, c in grammar.coverage().items() if c.compiles])
 def test_llguidance_accepts_the_lark_grammar_of_every_compiled_family(family: str) -> None:
-    for choice in ("auto", "required", "none"):
+    calls = grammar.coverage()[family].calls
+    for choice in ("auto", "required", "none") if calls else ("auto", "none"):
         g = grammar.build(family, tools=grammar.COVERAGE_TOOLS, tool_choice=choice)
         error = llguidance.LLMatcher.validate_grammar(llguidance.LLMatcher.grammar_from_lark(g.lark))
         assert error == "", f"{family} {choice}: {error}"
@@ -335,19 +336,62 @@ def test_coverage_of_the_library() -> None:
     assert sum(c.compiles for c in table.values()) >= 40
     for name, cov in table.items():
         assert cov.compiles == (cov.reason is None), name
-    assert "JSON dialect" in (table["gemma-4"].reason or "")
+    assert table["gemma-4"].compiles and table["functiongemma"].compiles  # the JSON dialect
+    assert [name for name, cov in table.items() if not cov.calls] == sorted(
+        ["gemma-3", "generic-json", "kimi-k1.5"]
+    )
 
 
-def test_a_family_without_tool_calls_compiles_only_without_tools() -> None:
-    with pytest.raises(grammar.GrammarError, match="no tool-call field"):
-        grammar.build("kimi-k1.5", tools=TOOLS)
-    g = grammar.build("kimi-k1.5", tools=TOOLS, tool_choice="none")
-    assert not find(fmt(g), "triggered_tags")
+@pytest.mark.parametrize("family", ["kimi-k1.5", "gemma-3", "generic-json"])
+def test_a_family_without_tool_calls_compiles_only_without_calls(family: str) -> None:
+    for choice in ("required", "get_weather", {"type": "function", "function": {"name": "search"}}):
+        with pytest.raises(grammar.GrammarError, match="no tool-call field"):
+            grammar.build(family, tools=TOOLS, tool_choice=choice)
+    none = grammar.build(family, tools=TOOLS, tool_choice="none")
+    assert not find(fmt(none), "triggered_tags")
+    assert grammar.build(family, tools=TOOLS) == none  # auto, with nothing to call, is none
+    assert grammar.coverage()[family] == grammar.Coverage(True, calls=False)
+
+
+def test_json_dialect_arguments() -> None:
+    # Gemma 4 and FunctionGemma: bare keys, strings between markers (grammar/dialects.py)
+    gh = pytest.importorskip("grammar_harness")
+    properties = {"city": {"type": "string"}, "days": {"type": "integer"}, "unit": {"enum": ["celsius", "f"]}}
+    tools = [
+        {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": properties, "required": ["city", "days"]},
+        }
+    ]
+    for family, quote, close in (
+        ("gemma-4", '<|"|>', "<tool_call|>"),
+        ("functiongemma", "<escape>", "<end_function_call>"),
+    ):
+        prefix = rt.library.family(family).generation_prompt
+        g, engine = gh.build_with_tokens(grammar, family, tools=tools, tool_choice="required", prefix=prefix)
+        begin = "<|tool_call>" if family == "gemma-4" else "<start_function_call>"
+        good = f"{begin}call:get_weather{{city:{quote}Paris, FR{quote},days:3,unit:{quote}celsius{quote}}}{close}"
+        assert engine.accepts(g.lark, good)[0], good
+        message = rt.parse_response(good, rt.library.family(family).template(), prefix=prefix, tools=tools)
+        assert message["tool_calls"][0]["function"]["arguments"] == {
+            "city": "Paris, FR",
+            "days": 3,
+            "unit": "celsius",
+        }
+        standard = f'{begin}call:get_weather{{city:"Paris",days:3}}{close}'  # a JSON string reads too
+        assert engine.accepts(g.lark, standard)[0], standard
+        for bad in (
+            good.replace("days:3", 'days:"3"'),  # not an integer
+            good.replace("celsius", "kelvin"),  # not in the enum
+            good.replace(",days:3", ""),  # a required key left out
+            good.replace(f"{quote}Paris, FR{quote}", f"{quote}Paris{close}{quote}"),  # the call's closer
+        ):
+            assert not engine.accepts(g.lark, bad)[0], bad
 
 
 def test_examples_parse_back_to_the_calls_for_every_compiled_family() -> None:
     for name, cov in grammar.coverage().items():
-        if not cov.compiles:
+        if not cov.compiles or not cov.calls:
             continue
         family = rt.library.family(name)
         g = grammar.build(name, tools=TOOLS, tool_choice="get_weather", prefix=family.generation_prompt)

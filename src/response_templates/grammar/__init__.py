@@ -37,7 +37,7 @@ from typing import Any
 
 from ..language import ResponseTemplate, load_template
 from .arguments import GrammarError, read_tools
-from .derive import derive, reasoning_state
+from .derive import derive, reasoning_state, tool_fields
 from .lark import to_lark
 from .nodes import Node, structural_tag_format
 
@@ -66,10 +66,16 @@ class Grammar:
 
 @dataclass(frozen=True)
 class Coverage:
-    """Whether a library family compiles to a grammar, and if not, why."""
+    """Whether a library family compiles to a grammar, and if not, why.
+
+    ``calls`` is False for a family whose template reads no tool calls (no tool-call field): it compiles
+    for ``tool_choice="none"`` (and ``"auto"``, which is then the same), and a forced choice
+    (``"required"``, a tool name) raises :class:`GrammarError`.
+    """
 
     compiles: bool
     reason: str | None = None
+    calls: bool = True
 
 
 def _resolve(template: Any) -> tuple[ResponseTemplate, str | None]:
@@ -187,7 +193,7 @@ def coverage() -> dict[str, Coverage]:
 
     >>> from response_templates import grammar
     >>> grammar.coverage()["qwen3-coder"]
-    Coverage(compiles=True, reason=None)
+    Coverage(compiles=True, reason=None, calls=True)
     """
     from .. import library
 
@@ -201,5 +207,5 @@ def coverage() -> dict[str, Coverage]:
         except GrammarError as exc:
             out[fam.name] = Coverage(False, str(exc))
         else:
-            out[fam.name] = Coverage(True)
+            out[fam.name] = Coverage(True, calls=bool(tool_fields(fam.template())))
     return out

@@ -140,11 +140,19 @@ def _is_string(schema: Any) -> bool:
     return _schema_kinds(schema) == {"string"}
 
 
+#: Up to this many parameters, a call may write them in any order (each at most once); a tool with more
+#: writes them in the schema's order (the choices of any order grow with the partial permutations).
+ANY_ORDER_MAX = 4
+
+
 def _ordered_params(tool: Tool, items: Sequence[tuple[str, Node]], separator: Node) -> Node:
-    """The parameters of one call in schema order: required ones always, optional ones when written."""
+    """The parameters of one call: each at most once, required ones always, optional ones when written;
+    in any order for up to :data:`ANY_ORDER_MAX` parameters, else in the schema's order."""
     required = set(tool.required)
     if not items:
         return Lit("")
+    if len(items) <= ANY_ORDER_MAX:
+        return _any_order(items, required, separator, frozenset(), True)
     # Each parameter may come first among those written; required ones cannot be skipped.
     options: list[Node] = []
     for first in range(len(items)):
@@ -156,6 +164,26 @@ def _ordered_params(tool: Tool, items: Sequence[tuple[str, Node]], separator: No
             parts.append(entry if name in required else optional(entry))
         options.append(seq(*parts))
     if all(name not in required for name, _ in items):
+        options.append(Lit(""))
+    return options[0] if len(options) == 1 else Alt(tuple(options))
+
+
+def _any_order(
+    items: Sequence[tuple[str, Node]],
+    required: set[str],
+    separator: Node,
+    written: frozenset[str],
+    first: bool,
+) -> Node:
+    """The parameters not yet ``written``, in any order, each at most once; the run may end once every
+    required parameter is written."""
+    options: list[Node] = []
+    for name, node in items:
+        if name in written:
+            continue
+        rest = _any_order(items, required, separator, written | {name}, False)
+        options.append(seq(node, rest) if first else seq(separator, node, rest))
+    if required <= written or not options:
         options.append(Lit(""))
     return options[0] if len(options) == 1 else Alt(tuple(options))
 
@@ -430,10 +458,11 @@ def python_arguments(tool: Tool) -> Node:
 
 
 def call_object_schema(
-    tool: Tool, keys: Mapping[str, str], item_transform: bool, at: str = ""
+    tool: Tool, keys: Mapping[str, str], item_transform: bool, at: str = "", name_last: bool = False
 ) -> dict[str, Any]:
     """The JSON schema of one whole call object to ``tool``; ``at`` is the JSON pointer where it will sit in
-    the grammar's schema, so that the references of the tool's schema still resolve there."""
+    the grammar's schema, so that the references of the tool's schema still resolve there. Grammars write
+    an object's properties in the schema's order: ``name_last`` puts the name after the arguments."""
 
     def parameters(key: str) -> dict[str, Any]:
         return relocate_refs(dict(tool.parameters), f"{at}/properties/{schema_pointer((key,))[2:]}")
@@ -460,4 +489,7 @@ def call_object_schema(
         required.append(key)
     if "id?" in keys:  # an id the transform reads when present (``{id?}``): optional, after the call
         props[keys["id?"]] = {"type": "string"}
+    if name_last and "name" in keys:
+        name_key = keys["name"]
+        props = {k: v for k, v in props.items() if k != name_key} | {name_key: props[name_key]}
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}

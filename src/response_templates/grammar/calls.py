@@ -24,8 +24,9 @@ from .arguments import (
     spelled_nodes,
     xml_arguments,
 )
+from .dialects import dialect_value, field_dialect
 from .lark import regex_escape
-from .nodes import WS, Calls, Json, Lit, Node, Tag, seq
+from .nodes import WS, Alt, Calls, Json, Node, Pattern, Tag, seq
 from .spelling import (
     OPTIONAL,
     Piece,
@@ -215,13 +216,7 @@ def call_syntax(
     """How the calls of ``field`` are written for ``tools`` (raises :class:`GrammarError`)."""
     parser = field.parser.name
     args = field.content_args
-    if parser == "json" and (args.get("unquoted_keys") or args.get("string_delims")):
-        raise GrammarError(
-            "the arguments are a JSON dialect (unquoted keys, custom string quotes) that JSON-schema "
-            "grammars do not write",
-            field=field.name,
-            key="content_args",
-        )
+    dialect = field_dialect(field)  # a JSON dialect (bare keys, delimited strings): see .dialects
     if parser not in ("json", "xml-inline", "python-call-list", "python-calls"):
         raise GrammarError(
             f"the {parser!r} content parser does not carry a tool's arguments by schema",
@@ -265,11 +260,16 @@ def call_syntax(
             calls = tuple(Tag(t.name + "(", python_arguments(t), ")") for t in tools)
             body = Calls(tags=calls, separator="\n", at_least_one=True, stop_after_first=not parallel)
         elif parser == "json":
+            if dialect is not None:
+                raise _dialect_error(field)
             keys = _item_keys(field, plan)
-            at = ["/items"] if len(tools) == 1 else [f"/items/anyOf/{i}" for i in range(len(tools))]
+            # Each call object with its name first or last (models write both; the parser reads both).
+            orders = (False, True) if "name" in keys and not field.item_transform else (False,)
+            variants = [(t, last) for t in tools for last in orders]
+            at = ["/items"] if len(variants) == 1 else [f"/items/anyOf/{i}" for i in range(len(variants))]
             items = [
-                call_object_schema(t, keys, field.item_transform, where)
-                for t, where in zip(tools, at, strict=True)
+                call_object_schema(t, keys, field.item_transform, where, name_last=last)
+                for (t, last), where in zip(variants, at, strict=True)
             ]
             schema: dict[str, Any] = {
                 "type": "array",
@@ -290,20 +290,23 @@ def call_syntax(
         if name is not None and name[0] == "capture":
             group = str(name[1])
             open_nodes = spelled_nodes(open_pieces, {group: tool.name}, field, open_key, name_group=group)
-            if parser == "json":
-                content: Node = seq(WS, json_value(tool.parameters), WS)
+            if parser == "json" and dialect is not None:
+                content: Node = seq(WS, dialect_value(tool.parameters, tool, dialect), WS)
+            elif parser == "json":
+                content = seq(WS, json_value(tool.parameters), WS)
             elif parser == "xml-inline":
                 content = xml_arguments(field, tool)
             else:
                 raise GrammarError("Python calls with the name in the open delimiter", field=field.name)
             tags.append(make_tag(open_nodes, content, close_nodes))
         elif name is not None and name[0] == "json" and parser == "json":
+            if dialect is not None:
+                raise _dialect_error(field)
             if _json_path_key(name) != "name":
                 raise GrammarError("the call's name sits deeper than the top of its JSON", field=field.name)
             arg_key = _json_path_key(plan.arguments) or "arguments"
             open_nodes = spelled_nodes(open_pieces, {}, field, open_key)
-            head = '{"name": ' + json.dumps(tool.name, ensure_ascii=False) + ", " + json.dumps(arg_key) + ": "
-            content = seq(WS, Lit(head), json_value(tool.parameters), Lit("}"), WS)
+            content = seq(WS, _name_and_arguments(tool, arg_key), WS)
             tags.append(make_tag(open_nodes, content, close_nodes))
         elif name is not None and name[0] == "literal":
             raise GrammarError(
@@ -316,6 +319,40 @@ def call_syntax(
                 key="transform",
             )
     return CallSyntax(field, tags, [lead], section, False, open_ended)
+
+
+#: Whitespace JSON allows between tokens.
+_JSON_SPACE = "[ \\t\\r\\n]*"
+
+
+def _json_pattern(*parts: str) -> Pattern:
+    """JSON punctuation and strings (``parts``, written as they are) with any JSON whitespace between
+    them, as a regular expression."""
+    return Pattern(_JSON_SPACE.join(regex_escape(p) for p in parts), example="".join(parts))
+
+
+def _name_and_arguments(tool: Tool, arg_key: str) -> Node:
+    """One call object, ``{"name": NAME, "arguments": ARGS}``, in either key order, with any JSON
+    whitespace (``{"name":"x",...}`` compact too): the JSON parser reads all of them alike."""
+    name = json.dumps(tool.name, ensure_ascii=False)
+    key = json.dumps(arg_key, ensure_ascii=False)
+    arguments = json_value(tool.parameters)
+    name_first = seq(
+        _json_pattern("{", '"name"', ":", name, ",", key, ":"), WS, arguments, _json_pattern("}")
+    )
+    arguments_first = seq(
+        _json_pattern("{", key, ":"), WS, arguments, _json_pattern(",", '"name"', ":", name, "}")
+    )
+    return Alt((name_first, arguments_first))
+
+
+def _dialect_error(field: FieldSpec) -> GrammarError:
+    return GrammarError(
+        "the arguments are a JSON dialect (unquoted keys, custom string quotes), written only where the "
+        "tool name is read from the open delimiter",
+        field=field.name,
+        key="content_args",
+    )
 
 
 def _item_keys(field: FieldSpec, plan: Any) -> dict[str, str]:

@@ -16,7 +16,7 @@ from ..language import FieldSpec, ResponseTemplate
 from ..parser import ResponseParser
 from .arguments import GrammarError, Tool, delimiter_key, make_tag, spell_text, spelled_nodes
 from .calls import CallSyntax, call_syntax
-from .nodes import WS, Alt, Calls, Lit, Node, Tag, Text, optional, seq
+from .nodes import WS, Alt, Calls, Lit, Node, Seq, Tag, Text, optional, seq
 from .spelling import (
     OPTIONAL,
     Slot,
@@ -28,7 +28,7 @@ from .spelling import (
     strip_space,
 )
 
-__all__ = ["derive", "reasoning_state"]
+__all__ = ["derive", "reasoning_state", "tool_fields"]
 
 
 # ----------------------------------------------------------------------------------------- the whole
@@ -39,6 +39,11 @@ def _reasoning_field(template: ResponseTemplate) -> FieldSpec | None:
         if field.output_key == "reasoning_content" and field.open is not None:
             return field
     return None
+
+
+def tool_fields(template: ResponseTemplate) -> list[FieldSpec]:
+    """The template's tool-call fields, ``tool_calls`` first (none: the template reads no call)."""
+    return _tool_fields(template)
 
 
 def _tool_fields(template: ResponseTemplate) -> list[FieldSpec]:
@@ -99,6 +104,15 @@ def derive(
     if reasoning not in ("allowed", "required", "forbidden"):
         raise GrammarError(f"reasoning must be 'allowed', 'required' or 'forbidden', got {reasoning!r}")
     mode, named = _choice(tool_choice, tools)
+    if not _tool_fields(template):
+        # No tool-call field: the template reads no call, so ``auto`` is ``none``; a forced call cannot
+        # be written.
+        if mode in ("required", "named"):
+            raise GrammarError(
+                f"tool_choice {tool_choice!r} forces a call, but the template has no tool-call field "
+                "(its outputs carry no calls; only 'auto' and 'none' compile)"
+            )
+        mode = "none"
     if template.implicit is None:
         return _derive_regions(template, tools, mode, named, parallel_tool_calls, reasoning, prefix)
     reasoning_node, excludes = _reasoning(template, reasoning, prefix)
@@ -120,9 +134,27 @@ def derive(
     syntax = _with_alternative_bodies(syntax, template, allowed, parallel_tool_calls)
     at_least_one = mode in ("required", "named")
     calls = _calls_node(syntax, at_least_one, parallel_tool_calls, tuple(excludes))
+    if mode == "auto" and parallel_tool_calls and "interleaved" in template.extensions:
+        reasoning_node = _interleaved(reasoning_node, syntax)
     if at_least_one and reasoning_node != Lit(""):
         return seq(reasoning_node, WS, calls)  # the first call comes right after the reasoning
     return seq(reasoning_node, calls)
+
+
+def _interleaved(node: Node, syntax: CallSyntax) -> Node:
+    """The reasoning with calls inside it (the ``interleaved`` extension: a call in an open reasoning
+    block is read as a call, and the reasoning goes on after it): each reasoning tag's text becomes free
+    text with calls, ending at the reasoning's closer."""
+    if isinstance(node, Tag) and isinstance(node.content, Text) and node.end:
+        inner = _calls_node(syntax, False, True, (*node.content.excludes, *node.ends))
+        if isinstance(inner, Calls) and inner.separator is None and not inner.calls_last:
+            return Tag(node.begin, inner, node.end, node.other_ends)
+        return node
+    if isinstance(node, Alt):
+        return Alt(tuple(_interleaved(option, syntax) for option in node.options))
+    if isinstance(node, Seq):
+        return Seq(tuple(_interleaved(item, syntax) for item in node.items))
+    return node
 
 
 def _with_alternative_bodies(
@@ -344,6 +376,10 @@ def _call_variants(
         if body and isinstance(body[0], Slot) and not body[0].name:
             # whitespace before the opener's text: written as nothing or as one space
             bodies = [body[1:], [" ", *body[1:]]]
+        elif body and isinstance(body[0], str) and lead and isinstance(lead[-1], Slot) and not lead[-1].name:
+            # whitespace that ends an optional start (``(?:<|start|>assistant\s*)?to=``): after the start
+            # it is one space (see _with_joiners), and the opener may also begin with it
+            bodies = [body, [" ", *body]]
         for spelled in bodies:
             try:
                 out.append(call_syntax(field, tools, parallel, frozenset(), joiners, (lead, spelled, trail)))
@@ -358,7 +394,12 @@ def _with_joiners(tags: Sequence[Tag], joiners: Sequence[str]) -> tuple[Tag, ...
     """Each tag as written first and as written after another region (with a joiner before it)."""
     out = list(tags)
     for joiner in dict.fromkeys(joiners):
-        out.extend(Tag(joiner + t.begin, t.content, t.end, t.other_ends) for t in tags if t.begin)
+        out.extend(
+            Tag(joiner + t.begin, t.content, t.end, t.other_ends)
+            for t in tags
+            # a joiner never runs into a word (``<|start|>assistant`` + ``to=``: written with a space)
+            if t.begin and not (joiner[-1:].isalnum() and t.begin[:1].isalnum())
+        )
     return tuple(out)
 
 

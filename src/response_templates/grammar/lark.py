@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from .nodes import WS, Alt, Calls, Json, Lit, Node, Pattern, Seq, Tag, Text, seq
+from .nodes import WS, Alt, Calls, DialectValue, Json, Lit, Node, Pattern, Seq, Tag, Text, seq
 
 __all__ = ["to_lark"]
 
@@ -173,6 +173,10 @@ class _Writer:
                 self.json_rules[key] = name
                 self.rules.append(f"{name}: %json {json.dumps(node.schema, ensure_ascii=False)}")
             return name, False
+        if isinstance(node, DialectValue):  # any value of a JSON dialect: rules of its own
+            from .dialects import lark_any_value
+
+            return lark_any_value(self, node), False
         if isinstance(node, Text):
             if follow:
                 return self.text_until(node.excludes, follow), True
@@ -183,7 +187,7 @@ class _Writer:
             parts = []
             consumed = False
             skip = False
-            items = node.items
+            items = _distribute_space(node.items)
             for index, item in enumerate(items):
                 if skip:  # a literal the text or whitespace before it already consumed
                     skip = False
@@ -226,7 +230,7 @@ class _Writer:
             return (f"({body})?" if empty else f"({body})"), False
         if isinstance(node, Tag):
             return self.tag(node), False
-        return self.calls(node), False
+        return self.calls(node, follow)
 
     def tag(self, tag: Tag, skip: int = 0) -> str:
         """``begin content end`` (``skip``: characters of ``begin`` already written by a trigger)."""
@@ -247,7 +251,18 @@ class _Writer:
         whole, _ = self.node(seq(Lit(tag.begin[skip:]), tag.content, Lit(tag.end)))
         return whole
 
-    def calls(self, calls: Calls) -> str:
+    def calls(self, calls: Calls, follow: str | None = None) -> tuple[str, bool]:
+        """The calls' expression, and whether it also consumed ``follow`` (free text after the last call
+        ends at it: the calls inside a reasoning block end at its closer)."""
+        if not follow or calls.separator is not None or calls.calls_last or calls.at_least_one:
+            return self._calls(calls), False
+        until = self.text_until(tuple(calls.excludes) + tuple(calls.triggers), follow)
+        body = self._calls(calls, last_text=False)
+        if calls.stop_after_first:
+            return f"({body} {until} | {until})", True
+        return f"{body} {until}", True
+
+    def _calls(self, calls: Calls, last_text: bool = True) -> str:
         if calls.separator is not None:
             one = self._name("tag")
             self.rules.append(f"{one}: " + " | ".join(self.tag(t) for t in calls.tags))
@@ -295,9 +310,39 @@ class _Writer:
         after = f" {text}?" if calls.text_after else ""
         if calls.at_least_one:
             return first + after if calls.stop_after_first else f"{first} {call}* {text}?"
+        if not last_text:
+            return call if calls.stop_after_first else f"{call}*"
         if calls.stop_after_first:
             return f"({call}{after} | {text}?)"
         return f"{call}* {text}?"
+
+
+def _distribute_space(items: tuple[Node, ...]) -> tuple[Node, ...]:
+    """The same sequence, with optional whitespace before a choice moved into each of its options.
+
+    Optional whitespace joins the text after it into one lexeme (see :meth:`_Writer.node`); a whitespace
+    lexeme of its own next to such a joined one makes llguidance's greedy lexer take the joined one for
+    a prefix it cannot finish (``\n<｜DSML｜ parameter`` read as the start of ``\n</｜DSML｜ invoke>``).
+    ``WS (a | b)`` is ``(WS a | WS b)``; ``WS (a | "") WS`` is ``(WS a | "") WS``: the same texts.
+    """
+    out: list[Node] = []
+    i = 0
+    while i < len(items):
+        item = items[i]
+        after = items[i + 1] if i + 1 < len(items) else None
+        if item == WS and isinstance(after, Alt) and after != WS:
+            empty = any(isinstance(o, Lit) and not o.value for o in after.options)
+            then = items[i + 2] if i + 2 < len(items) else None
+            if not empty or then == WS:
+                options = tuple(
+                    o if isinstance(o, Lit) and not o.value else seq(WS, o) for o in after.options
+                )
+                out.append(Alt(options))
+                i += 2
+                continue
+        out.append(item)
+        i += 1
+    return tuple(out)
 
 
 def to_lark(node: Node, special_tokens: Mapping[str, int | None] | None = None) -> str:

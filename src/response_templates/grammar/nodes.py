@@ -25,6 +25,7 @@ __all__ = [
     "WS",
     "Alt",
     "Calls",
+    "DialectValue",
     "Json",
     "Lit",
     "Node",
@@ -56,6 +57,19 @@ class Pattern:
     pattern: str
     #: One text the pattern matches (for :func:`example`).
     example: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class DialectValue:
+    """Any value of a JSON dialect (``kind``: ``"any"``, ``"object"`` or ``"array"``), spelled as the
+    ``json`` parser reads it with bare keys (``unquoted_keys``) and strings between ``delims`` holding
+    none of ``excludes``: a value a tool's schema leaves free. Written by :mod:`.dialects` (recursive: an
+    EBNF ``grammar`` in the structural tag, rules in the Lark grammar)."""
+
+    kind: str
+    unquoted_keys: bool
+    delims: tuple[str, str] | None
+    excludes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,7 +113,7 @@ class Calls:
     calls_last: bool = False
 
 
-Node = Lit | Json | Text | Pattern | Seq | Alt | Tag | Calls
+Node = Lit | Json | Text | Pattern | Seq | Alt | Tag | Calls | DialectValue
 
 
 #: Optional whitespace, where the template allows it (``\\s*``): a region's content, between parameters.
@@ -151,6 +165,10 @@ def structural_tag_format(node: Node) -> dict[str, Any]:
         return out
     if isinstance(node, Pattern):
         return {"type": "regex", "pattern": node.pattern}
+    if isinstance(node, DialectValue):
+        from .dialects import ebnf_any_value
+
+        return {"type": "grammar", "grammar": ebnf_any_value(node)}
     if isinstance(node, Seq):
         return {"type": "sequence", "elements": [structural_tag_format(item) for item in node.items]}
     if isinstance(node, Alt):
@@ -249,6 +267,10 @@ def example(node: Node, calls: int = 2) -> str:
         return text if not any(e and e in text for e in node.excludes) else ""
     if isinstance(node, Pattern):
         return node.example
+    if isinstance(node, DialectValue):
+        from .dialects import example_any_value
+
+        return example_any_value(node)
     if isinstance(node, Seq):
         return "".join(example(item, calls) for item in node.items)
     if isinstance(node, Alt):

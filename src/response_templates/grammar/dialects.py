@@ -1,0 +1,376 @@
+"""Internal: tool arguments in a JSON dialect (the ``json`` parser's ``unquoted_keys`` and
+``string_delims``), written from the tool's JSON schema.
+
+Gemma 4 writes ``{city:<|"|>Paris<|"|>,days:3}``, FunctionGemma ``{city:<escape>Paris<escape>}``: bare
+keys, and strings between markers, verbatim. A JSON-schema grammar writes standard JSON, so the dialect is
+written here as a tree of the grammar's own nodes (:mod:`.nodes`), which both forms (the structural tag
+and the Lark grammar) already write the same way:
+
+* an object with ``properties``: ``{``, its entries ``key:value`` joined by ``,``, ``}``; a key is bare
+  when the parser reads it bare (``\\w+``), else a JSON string; required entries always, optional ones when
+  written, in the schema's order or in sorted order (the order the models' chat templates list them);
+* a string: a delimited string (the first ``string_delims`` pair: the opening marker, text that holds
+  neither the closing marker nor a closer of the call region, the closing marker), or a standard JSON
+  string; an ``enum``/``const`` is one of its values, spelled either way;
+* an array whose items the dialect writes: ``[``, the items joined by ``,``, ``]``, up to a few items
+  (:data:`_UNROLL`), or standard JSON for any length;
+* a number, an integer, a boolean, null, and every schema the dialect does not write itself (``anyOf``,
+  string ``pattern``/``format``/lengths, ``$ref``, free-form objects, ...): standard JSON valid for the
+  schema (:class:`~.nodes.Json`), which the dialect's parser reads unchanged (a standard string is copied
+  untouched, a quoted key is a key).
+
+What the parser reads back is therefore the value the grammar wrote: :meth:`JsonDialect.to_standard
+<response_templates.jsonlex.dialect.JsonDialect.to_standard>` turns a delimited string into the same text
+and a bare key into the same key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from ..language import FieldSpec
+from .arguments import Tool, json_value
+from .nodes import Alt, DialectValue, Lit, Node, Tag, Text, optional, seq
+
+__all__ = [
+    "Dialect",
+    "dialect_value",
+    "ebnf_any_value",
+    "example_any_value",
+    "field_dialect",
+    "lark_any_value",
+]
+
+#: The most items of an array written in the dialect (longer arrays: standard JSON).
+_UNROLL = 6
+#: The most items of an array of objects or arrays written in the dialect.
+_UNROLL_NESTED = 3
+#: Nesting deeper than this is written as standard JSON.
+_MAX_DEPTH = 4
+#: The schema keywords of a string the dialect writes (any other: standard JSON, checked by the schema).
+_STRING_KEYS = frozenset({"type", "enum", "const", "title", "description", "default", "examples", "nullable"})
+_OBJECT_KEYS = frozenset(
+    {"type", "properties", "required", "additionalProperties", "title", "description", "default", "examples"}
+)
+_ARRAY_KEYS = frozenset(
+    {"type", "items", "minItems", "maxItems", "title", "description", "default", "examples"}
+)
+#: The keywords of a schema that constrains nothing (``{}``, ``{"type": "object"}``, ``{"type": "array"}``).
+_FREE_KEYS = frozenset({"type", "title", "description", "default", "examples"})
+#: A key the parser reads bare (``unquoted_keys``: a run of word characters).
+_BARE_KEY = regex.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one ``json`` field's dialect writes values."""
+
+    unquoted_keys: bool
+    #: ``(open, close)`` of delimited strings, or None (strings are standard JSON strings).
+    delims: tuple[str, str] | None
+    #: What a delimited string's body must not hold besides its closing marker: the call region's closers,
+    #: where the parser would end the region.
+    excludes: tuple[str, ...] = ()
+
+
+def field_dialect(field: FieldSpec) -> Dialect | None:
+    """The dialect of a ``json`` tool-call field, or None when it reads standard JSON."""
+    if field.parser.name != "json":
+        return None
+    args = field.content_args
+    unquoted = args.get("unquoted_keys") is True
+    raw = args.get("string_delims") or ()
+    pairs = [
+        (str(p[0]), str(p[1]))
+        for p in raw
+        if isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) and x for x in p)
+    ]
+    if not unquoted and not pairs:
+        return None
+    excludes: list[str] = []
+    if field.close is not None and field.close.literals is not None:
+        excludes.extend(field.close.literals)
+    # The parser lets the longest opening marker win: a body must not hold a longer marker's start either.
+    excludes.extend(o for o, _ in pairs[1:])
+    return Dialect(unquoted, pairs[0] if pairs else None, tuple(dict.fromkeys(e for e in excludes if e)))
+
+
+def dialect_value(schema: Any, tool: Tool, dialect: Dialect, depth: int = 0) -> Node:
+    """A value valid for ``schema``, spelled in ``dialect`` where the dialect differs from JSON."""
+    if not isinstance(schema, Mapping) or depth > _MAX_DEPTH or "$ref" in schema:
+        return json_value(schema, tool)
+    if set(schema) <= _FREE_KEYS and schema.get("type", "any") in ("any", "object", "array"):
+        # a value the schema does not constrain: any value of the dialect (of the type it names)
+        kind = str(schema.get("type", "any"))
+        return DialectValue(kind, dialect.unquoted_keys, dialect.delims, dialect.excludes)
+    if "const" in schema:
+        return _choices([schema["const"]], dialect) or json_value(schema, tool)
+    if "enum" in schema:
+        values = schema["enum"]
+        return (_choices(values, dialect) if isinstance(values, list) else None) or json_value(schema, tool)
+    kinds = schema.get("type")
+    if isinstance(kinds, list) and kinds and all(isinstance(k, str) for k in kinds):
+        options = [dialect_value({**schema, "type": k}, tool, dialect, depth) for k in dict.fromkeys(kinds)]
+        return options[0] if len(options) == 1 else Alt(tuple(options))
+    if kinds == "string" and set(schema) <= _STRING_KEYS:
+        return _string(dialect)
+    if kinds == "object" and isinstance(schema.get("properties"), Mapping) and set(schema) <= _OBJECT_KEYS:
+        return _object(schema, tool, dialect, depth)
+    if kinds == "array" and set(schema) <= _ARRAY_KEYS:
+        return _array(schema, tool, dialect, depth)
+    return json_value(schema, tool)
+
+
+def _string(dialect: Dialect) -> Node:
+    standard = json_value({"type": "string"})
+    if dialect.delims is None:
+        return standard
+    open_, close = dialect.delims
+    return Alt((Tag(open_, Text(dialect.excludes), close), standard))
+
+
+def _choices(values: Sequence[Any], dialect: Dialect) -> Node | None:
+    """One of ``values`` (an ``enum`` or a ``const``), each spelled as the dialect and as JSON may."""
+    spelled: list[Node] = []
+    for value in values:
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            return None
+        if isinstance(value, (dict, list)):
+            return None  # a structured constant: standard JSON, checked by the schema
+        if isinstance(value, str) and dialect.delims is not None:
+            open_, close = dialect.delims
+            if close not in value and not any(e in value for e in dialect.excludes):
+                spelled.append(Lit(open_ + value + close))
+        spelled.append(Lit(text))
+    unique = _unique(spelled)
+    if not unique:
+        return None
+    return unique[0] if len(unique) == 1 else Alt(tuple(unique))
+
+
+def _unique(nodes: Sequence[Node]) -> list[Node]:
+    """``nodes`` without repeats, in order (nodes hold schemas, which do not hash)."""
+    out: list[Node] = []
+    for node in nodes:
+        if node not in out:
+            out.append(node)
+    return out
+
+
+def _key(name: str, dialect: Dialect) -> str:
+    if dialect.unquoted_keys and _BARE_KEY.fullmatch(name):
+        return name
+    return json.dumps(name, ensure_ascii=False)
+
+
+def _object(schema: Mapping[str, Any], tool: Tool, dialect: Dialect, depth: int) -> Node:
+    properties = schema["properties"]
+    required_list = schema.get("required")
+    required = {r for r in required_list if isinstance(r, str)} if isinstance(required_list, list) else set()
+    if not required <= set(properties):
+        return json_value(schema, tool)  # a required key with no schema of its own: JSON, by the schema
+    entries = [
+        (name, seq(Lit(_key(name, dialect) + ":"), dialect_value(sub, tool, dialect, depth + 1)))
+        for name, sub in properties.items()
+    ]
+    orders = [entries]
+    by_name = sorted(entries, key=lambda entry: entry[0])
+    if [n for n, _ in by_name] != [n for n, _ in entries]:
+        orders.append(by_name)
+    bodies = _unique([_entries(order, required) for order in orders])
+    body = bodies[0] if len(bodies) == 1 else Alt(tuple(bodies))
+    return seq(Lit("{"), body, Lit("}"))
+
+
+def _entries(items: Sequence[tuple[str, Node]], required: set[str]) -> Node:
+    """Entries in this order joined by ``,``: the required ones always, the optional ones when written."""
+    if not items:
+        return Lit("")
+    options: list[Node] = []
+    for first in range(len(items)):  # the first entry written; no required entry before it
+        if any(items[j][0] in required for j in range(first)):
+            break
+        parts: list[Node] = [items[first][1]]
+        for name, node in items[first + 1 :]:
+            entry = seq(Lit(","), node)
+            parts.append(entry if name in required else optional(entry))
+        options.append(seq(*parts))
+    if not required:
+        options.append(Lit(""))
+    return options[0] if len(options) == 1 else Alt(tuple(options))
+
+
+def _array(schema: Mapping[str, Any], tool: Tool, dialect: Dialect, depth: int) -> Node:
+    standard = json_value(schema, tool)
+    items = schema.get("items", {})
+    low = schema.get("minItems", 0)
+    high = schema.get("maxItems")
+    if not isinstance(items, Mapping) or not isinstance(low, int) or isinstance(low, bool):
+        return standard
+    nested = isinstance(items.get("type"), (list, str)) and items.get("type") in ("object", "array")
+    cap = _UNROLL_NESTED if nested or "properties" in items else _UNROLL
+    if isinstance(high, int) and not isinstance(high, bool):
+        cap = min(cap, high)
+    if low > cap or low < 0:
+        return standard
+    item = dialect_value(items, tool, dialect, depth + 1)
+    if isinstance(item, DialectValue) and item.kind == "any" and low == 0 and high is None:
+        return DialectValue("array", dialect.unquoted_keys, dialect.delims, dialect.excludes)
+    # ``low`` items always, then up to ``cap`` in all, each after a comma.
+    tail: Node = Lit("")
+    for _ in range(cap - max(low, 1)):
+        tail = optional(seq(Lit(","), item, tail))
+    if low == 0:
+        body: Node = optional(seq(item, tail)) if cap > 0 else Lit("")
+    else:
+        body = seq(item, *(seq(Lit(","), item) for _ in range(low - 1)), tail)
+    return Alt((seq(Lit("["), body, Lit("]")), standard))
+
+
+# ------------------------------------------------------------------------------- any value of a dialect
+#
+# A value the schema leaves free (:class:`~.nodes.DialectValue`) is recursive (objects and arrays of any
+# values), so it is a grammar of its own: rules of the Lark grammar, an EBNF grammar (the structural
+# tag's ``grammar`` format). Both write the same language, compact (no whitespace between tokens):
+#
+#   value  = string | number | "true" | "false" | "null" | object | array
+#   object = "{" (member ("," member)*)? "}"      member = key ":" value
+#   array  = "[" (value ("," value)*)? "]"
+#   key    = a bare key [A-Za-z0-9_]+ (with unquoted_keys) | a JSON string
+#   string = open, text holding neither close nor the excludes, close (with delims) | a JSON string
+
+#: A JSON string (the escapes JSON allows), as a regex of both engines.
+_JSON_STRING = r'"([^"\\\x00-\x1f]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))*"'
+_NUMBER = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"
+_BARE = r"[A-Za-z0-9_]+"
+
+
+def example_any_value(node: DialectValue) -> str:
+    """One text of the value (for :func:`~.nodes.example`)."""
+    return {"object": "{}", "array": "[]"}.get(node.kind, "null")
+
+
+def lark_any_value(writer: Any, node: DialectValue) -> str:
+    """The Lark expression of ``node``: rules added to ``writer`` (:class:`~.lark._Writer`), once per
+    dialect; delimiters that are special tokens are written as tokens, as everywhere else."""
+    cache: dict[DialectValue, str] = writer.__dict__.setdefault("_dialect_values", {})
+    key = DialectValue("any", node.unquoted_keys, node.delims, node.excludes)
+    base = cache.get(key)
+    if base is None:
+        base = writer._name("dv")
+        cache[key] = base
+        strings = [f"/{_slashed(_JSON_STRING)}/"]
+        if node.delims is not None:
+            open_, close = node.delims
+            strings.insert(0, f"{writer.literal(open_)} {writer.text_until(node.excludes, close)}")
+        keys = [f"/{_slashed(_JSON_STRING)}/"]
+        if node.unquoted_keys:
+            keys.insert(0, f"/{_BARE}/")
+        writer.rules.extend(
+            [
+                f'{base}: {base}_str | /{_NUMBER}/ | "true" | "false" | "null" | {base}_obj | {base}_arr',
+                f"{base}_str: " + " | ".join(strings),
+                f'{base}_obj: "{{" ({base}_mem ("," {base}_mem)*)? "}}"',
+                f'{base}_mem: ({" | ".join(keys)}) ":" {base}',
+                f'{base}_arr: "[" ({base} ("," {base})*)? "]"',
+            ]
+        )
+    return {"object": f"{base}_obj", "array": f"{base}_arr"}.get(node.kind, base)
+
+
+def _slashed(pattern: str) -> str:
+    return pattern.replace("/", "\\/")
+
+
+def ebnf_any_value(node: DialectValue) -> str:
+    """The EBNF grammar (xgrammar's dialect) of ``node``, rooted at ``root``."""
+    strings = ["json_string"]
+    rules: list[str] = []
+    if node.delims is not None:
+        open_, close = node.delims
+        strings.insert(0, f"{_ebnf_string(open_)} body0")
+        rules.extend(_ebnf_body(close, node.excludes))
+    keys = ["json_string"]
+    if node.unquoted_keys:
+        keys.insert(0, "[A-Za-z0-9_]+")
+    root = {"object": "object", "array": "array"}.get(node.kind, "value")
+    head = [
+        f"root ::= {root}",
+        'value ::= string | number | "true" | "false" | "null" | object | array',
+        "string ::= " + " | ".join(strings),
+        'object ::= "{" (member ("," member)*)? "}"',
+        "member ::= (" + " | ".join(keys) + ') ":" value',
+        'array ::= "[" (value ("," value)*)? "]"',
+        'number ::= "-"? ("0" | [1-9] [0-9]*) ("." [0-9]+)? ([eE] [+\\-]? [0-9]+)?',
+        'json_string ::= "\\"" ([^"\\\\\\x00-\\x1f] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4}))* "\\""',
+    ]
+    return "\n".join(head + rules) + "\n"
+
+
+def _ebnf_string(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _class_char(ch: str) -> str:
+    if ch in '\\]^-"':
+        return "\\" + ch
+    if ch == "\n":
+        return "\\n"
+    if ch == "\r":
+        return "\\r"
+    if ch == "\t":
+        return "\\t"
+    if ord(ch) < 0x20:
+        return f"\\x{ord(ch):02x}"
+    return ch
+
+
+def _ebnf_body(close: str, excludes: Sequence[str]) -> list[str]:
+    """Rules ``body0`` ...: text that holds no exclude, up to and including the first ``close``.
+
+    A state is the longest end of the text read that begins a marker (``close`` or an exclude); a
+    character moves to the next state, ``close`` completed ends the body, an exclude completed is refused.
+    """
+    markers = [close, *(e for e in excludes if e and e != close)]
+    prefixes = sorted({m[:i] for m in markers for i in range(len(m))}, key=lambda p: (len(p), p))
+    index = {p: i for i, p in enumerate(prefixes)}
+    alphabet = sorted({ch for m in markers for ch in m})
+
+    def step(state: str, ch: str) -> str | None:
+        """The next state; ``None``: refused; ``close``: the body is complete."""
+        text = state + ch
+        if text.endswith(close):
+            return close
+        if any(text.endswith(e) for e in markers[1:]):
+            return None
+        for start in range(len(text) + 1):
+            if text[start:] in index:
+                return text[start:]
+        return ""  # pragma: no cover - the empty text is always a state
+
+    rules = []
+    for state in prefixes:
+        # Characters that move to another state than the start (or are refused) are spelled out; every
+        # other character goes back to the start, through one negated class.
+        moves = {ch: step(state, ch) for ch in alphabet}
+        special = [ch for ch, nxt in moves.items() if nxt != ""]
+        other = "[^" + "".join(_class_char(ch) for ch in special) + "]"
+        options = []
+        for ch in special:
+            nxt = moves[ch]
+            if nxt is not None:
+                literal = _ebnf_string(ch)
+                options.append(literal if nxt == close else f"{literal} body{index[nxt]}")
+        name = f"body{index[state]}"
+        if state:
+            rules.append(f"{name} ::= " + " | ".join([f"{other} body0", *options]))
+        else:  # the start: a run of other characters, then a character that begins a marker
+            rules.append(f"{name} ::= {other}* (" + " | ".join(options) + ")")
+    return rules
