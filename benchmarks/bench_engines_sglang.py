@@ -51,6 +51,7 @@ SGLANG_PARSERS: dict[str, tuple[str | None, str | None]] = {
     "gigachat3.5": ("gigachat35", "gigachat35"),
     "glm-4.5": ("glm45", "glm45"),
     "glm-4.7": ("glm47", "glm45"),
+    "granite-4.2": ("qwen3_coder", "granite_thinking_parser"),
     "gpt-oss": ("gpt-oss", "gpt-oss"),
     "hermes": ("hermes", None),
     "hunyuan-a13b": ("hunyuan", "hunyuan"),

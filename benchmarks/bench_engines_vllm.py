@@ -54,6 +54,7 @@ VLLM_PARSERS: dict[str, tuple[str | None, str | None]] = {
     "granite-20b-fc": ("granite-20b-fc", None),
     "granite-3": ("granite", "granite"),
     "granite-4": ("granite4", None),
+    "granite-4.2": ("granite_toolcall_parser", "granite_thinking_parser"),
     "hermes": ("hermes", None),
     "holo2": ("hermes", "holo2"),
     "hunyuan-a13b": ("hunyuan_a13b", "hunyuan_a13b"),
@@ -77,19 +78,23 @@ VLLM_PARSERS: dict[str, tuple[str | None, str | None]] = {
     "mistral-v3": ("mistral", None),
     "mistral-v11": ("mistral", "mistral"),
     "mistral-v11-call-id": ("mistral", "mistral"),
+    # vLLM 0.34's ``muse`` (alias ``musespark``, renamed from ``musespark1x``) is the Muse Spark profile.
     "muse-glimmer": ("muse_glimmer", "muse_glimmer"),
     "nemotron-3-nano": ("qwen3_coder", "nemotron_v3"),
     "olmo-3": ("olmo3", "olmo3"),
     "phi-4-mini": ("phi4_mini_json", None),
+    "plamo-3": ("plamo3", "plamo3"),
     "pythonic": ("pythonic", None),
     "qwen3": ("hermes", "qwen3"),
     "qwen3-coder": ("qwen3_coder", "qwen3"),
     "qwen3-coder-instruct": ("qwen3_coder", None),
     "qwen3-instruct-2507": ("hermes", None),
+    "ripple": ("ripple", "ripple"),
     "seed-oss": ("seed_oss", "seed_oss"),
     "step-3": ("step3", "step3"),
     "step-3.5": ("step3p5", "step3p5"),
     "xlam": ("xlam", None),
+    "zaya1": ("zaya", "zaya"),
 }
 
 

@@ -30,6 +30,7 @@ NEEDS = {
     "docs/tokenizers.md": "transformers",
     "docs/batch.md": "datasets",
     "docs/grammar.md": "grammar",
+    "docs/derive.md": "verify",
     "examples/openai_server.py": "serve",
     "examples/serve_in_front_of_an_engine.py": "serve",
 }

@@ -39,6 +39,7 @@ PUBLIC = (
     "wire",
     "hf",
     "verify",
+    "derivation",
     "lint",
     "cli",
     "demo",

@@ -31,6 +31,8 @@ package, that is the ``__all__`` of the package itself; its submodules are how i
 * ``serve`` -- ``response-templates serve``: an OpenAI- and Anthropic-compatible server in front of an
   engine that streams raw completions (needs the ``serve`` extra to run);
 * ``verify`` -- the round trip of a response template through a chat template (needs jinja2);
+  ``derivation`` -- a response template derived from a chat template's renders (``rt.templates.derive``,
+  needs jinja2);
   ``lint`` -- portability rules and suspicious patterns (``rt.lint`` is its entry point); ``cli`` -- the
   ``response-templates`` command; ``demo`` -- the demo it runs.
 
@@ -45,7 +47,7 @@ those from here; the rest of these modules is internal too.
 The layers: the core (``controls``, ``errors``, ``events``, ``matching``, ``language``, ``parser``, ``policy``, ``utf8``, ``whole``, ``values``,
 ``assembly``, ``content``, ``jsonlex``, ``calls``, ``tools``, ``transforms``, ``compiled``) never imports the outer
 rings (``library``, ``templates``, ``batch``, ``toolstream``, ``wire``, ``hf``, ``cli``, ``lint``, ``verify``,
-``demo``, ``grammar``, ``engines``, ``serve``), and no module imports itself back through others; ``tests/test_import_layers.py`` checks both.
+``derivation``, ``demo``, ``grammar``, ``engines``, ``serve``), and no module imports itself back through others; ``tests/test_import_layers.py`` checks both.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AnchorNotFoundError",
     "ContentError",
+    "DeriveError",
     "ParseError",
     "ParserStateError",
     "PatternTimeoutError",
@@ -162,3 +163,17 @@ class AnchorNotFoundError(ResponseTemplateError):
         super().__init__(message)
         self.anchor = anchor
         self.prefix_end = prefix_end
+
+
+class DeriveError(ResponseTemplateError):
+    """Nothing usable could be derived from a chat template (``rt.templates.derive``, docs/derive.md).
+
+    ``where`` names the part of the derivation that failed (the plain assistant turn every other probe
+    builds on, the derived template, the chat template's source) and ``detail`` says what went wrong
+    there: the probes the chat template refused, with its own error messages.
+    """
+
+    def __init__(self, message: str, *, where: str = "") -> None:
+        super().__init__(f"cannot derive a response template ({where}): {message}" if where else message)
+        self.where = where
+        self.detail = message

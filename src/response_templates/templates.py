@@ -12,12 +12,16 @@ True
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from . import export as _export
 from . import library
 from .export import ExportError, ExportResult
 from .language import EXTENSIONS, FieldSpec, ResponseTemplate, load_template
+
+if TYPE_CHECKING:
+    from .derivation import Derivation
 
 __all__ = [
     "EXTENSIONS",
@@ -25,6 +29,7 @@ __all__ = [
     "ExportResult",
     "FieldSpec",
     "ResponseTemplate",
+    "derive",
     "detect",
     "detect_all",
     "export",
@@ -106,3 +111,27 @@ def export(name_or_template: Any, target: str = "transformers") -> ExportResult:
     ('exportable', ['content', 'thinking', 'tool_calls'])
     """
     return _export.export(name_or_template, target)
+
+
+def derive(
+    chat_template: str, *, special_tokens: Mapping[str, str] | None = None, check: bool = True
+) -> Derivation:
+    """Derive a response template from a chat template's text, without the library (docs/derive.md).
+
+    Returns a :class:`~response_templates.derivation.Derivation` (``.template``, ``.confidence``,
+    ``.evidence``, ``.warnings``); raises :class:`~response_templates.errors.DeriveError` when nothing
+    usable can be derived. Needs jinja2 (the ``verify`` extra).
+
+    >>> import response_templates as rt
+    >>> chat_template = (
+    ...     "{% for m in messages %}<|im_start|>{{ m.role }}\\n{{ m.content }}"
+    ...     "{% for c in m.tool_calls or [] %}<tool_call>\\n{{ c.function | tojson }}\\n</tool_call>{% endfor %}"
+    ...     "<|im_end|>\\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\\n{% endif %}"
+    ... )
+    >>> d = rt.templates.derive(chat_template)
+    >>> d.confidence, d.template["fields"]["tool_calls"]["open_pattern"]
+    (1.0, '<tool_call>')
+    """
+    from .derivation import derive as _derive
+
+    return _derive(chat_template, special_tokens=special_tokens, check=check)

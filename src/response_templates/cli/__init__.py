@@ -12,6 +12,8 @@ Commands:
 * ``verify CHAT_TEMPLATE [--template NAME|FILE]`` -- round-trip check of a response template against a
   chat template (needs jinja2).
 * ``lint TEMPLATE`` -- portability rules and suspicious patterns of a response template.
+* ``derive CHAT_TEMPLATE_FILE|MODEL_DIR [--json] [-o FILE]`` -- a response template derived from a chat
+  template by rendering probe conversations (needs jinja2; docs/derive.md).
 
 A template argument (``lint``, ``verify -t``, ``export``, ``grammar``) is read by one rule
 (:func:`.shared.template_source`): a file, a folder written as a path, or else a library name. ``--json``
@@ -61,6 +63,7 @@ from ..errors import ParseError, ResponseTemplateError
 from ..serve import command as serve_command
 from ..serve.config import ConfigError
 from ..whole import parse_response
+from .derive_command import add_derive
 from .export_command import add_export
 from .grammar_command import add_grammar
 from .library_commands import add_detect, add_lint, add_list, add_show, add_verify, library_template
@@ -151,6 +154,7 @@ COMMANDS: list[Callable[[Any], None]] = [
     add_detect,
     add_verify,
     add_lint,
+    add_derive,
     add_export,
     add_grammar,
     _add_serve,
