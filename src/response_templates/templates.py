@@ -67,24 +67,58 @@ def get(name: str) -> ResponseTemplate:
     return library.get(name)
 
 
-def for_model(model_id: str) -> ResponseTemplate:
+def for_model(model_id: str, *, chat_template: Any = None) -> ResponseTemplate:
     """The built-in template for a model id such as ``"Qwen/Qwen3-8B"``.
+
+    With ``chat_template`` (its text, or a tokenizer that carries one), a model id the library does not
+    know falls back to :func:`detect` with ``derive=True``: the library's family of that chat template,
+    else a template derived from it, with a
+    :class:`~response_templates.derivation.fallback.DerivedTemplateWarning`.
 
     >>> import response_templates as rt
     >>> rt.templates.for_model("Qwen/Qwen3-8B") is rt.templates.get("qwen3")
     True
     """
-    return library.for_model(model_id)
+    if chat_template is None:
+        return library.for_model(model_id)
+    try:
+        return library.for_model(model_id)
+    except library.UnknownModelError:
+        return detect(chat_template, derive=True, context=f"the model {model_id!r}")
 
 
-def detect(chat_template: Any) -> ResponseTemplate:
+def detect(
+    chat_template: Any, *, derive: bool = False, context: str = "this chat template"
+) -> ResponseTemplate:
     """The built-in template for a chat template: its text, or a tokenizer that carries one.
+
+    With ``derive=True``, a chat template no library family fits gets a template derived from it
+    (:func:`derive`) instead of an error, with a
+    :class:`~response_templates.derivation.fallback.DerivedTemplateWarning` naming its confidence
+    (``context`` says whose template in that warning). Deriving needs jinja2.
 
     >>> import response_templates as rt
     >>> rt.templates.detect("...<|start|>assistant<|channel|>final<|message|>...<|call|>...") is rt.templates.get("gpt-oss")
     True
+    >>> import warnings
+    >>> new_model = (
+    ...     "{% for m in messages %}<|turn|>{{ m.role }}\\n{{ m.content }}<|end_turn|>\\n{% endfor %}"
+    ...     "{% if add_generation_prompt %}<|turn|>assistant\\n{% endif %}"
+    ... )
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     template = rt.templates.detect(new_model, derive=True)
+    >>> rt.parse_response("Hello!<|end_turn|>", template, prefix="<|turn|>assistant\\n")["content"]
+    'Hello!'
     """
-    return library.detect(chat_template)
+    if not derive:
+        return library.detect(chat_template)
+    try:
+        return library.detect(chat_template)
+    except library.UnknownModelError:
+        from .derivation.fallback import derive_for
+
+        return derive_for(chat_template, context=context)[0]
 
 
 def detect_all(chat_template: Any) -> list[library.Candidate]:
@@ -129,8 +163,15 @@ def derive(
     ...     "<|im_end|>\\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\\n{% endif %}"
     ... )
     >>> d = rt.templates.derive(chat_template)
-    >>> d.confidence, d.template["fields"]["tool_calls"]["open_pattern"]
-    (1.0, '<tool_call>')
+    >>> d.confidence
+    1.0
+    >>> out = rt.parse_response(
+    ...     '<tool_call>\\n{"name": "f", "arguments": {"x": 1}}\\n</tool_call><|im_end|>',
+    ...     d.template,
+    ...     prefix="<|im_start|>assistant\\n",
+    ... )
+    >>> out["tool_calls"][0]["function"]
+    {'name': 'f', 'arguments': {'x': 1}}
     """
     from .derivation import derive as _derive
 

@@ -1,4 +1,8 @@
-"""The ``derive`` command: a response template derived from a chat template (docs/derive.md)."""
+"""Internal: the ``derive`` command: a response template derived from a chat template (docs/derive.md).
+
+``response-templates derive CHAT_TEMPLATE|MODEL_DIR`` prints the derived template (``--json``: with its
+confidence, evidence and warnings); the derivation itself is :mod:`response_templates.derivation`.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from typing import Any
 
 from ..errors import ResponseTemplateError
 from .shared import EXIT_OK, EXIT_PARSE_ERROR, CLIError, Streams
+
+__all__ = ["add_derive"]
 
 
 def add_derive(subparsers: Any) -> None:

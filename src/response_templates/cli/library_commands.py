@@ -265,7 +265,28 @@ def add_verify(subparsers: Any) -> None:
         help="chat-template variables for every case, e.g. '{\"enable_thinking\": true}'",
     )
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object (one line)")
+    parser.add_argument(
+        "--derived",
+        action="store_true",
+        help="also derive a template from the chat template (docs/derive.md) and list where the template "
+        "checked differs from it: what the template adds beyond what the chat template shows",
+    )
     parser.set_defaults(handler=_run_verify)
+
+
+def _derived_differences(text: str, template: Any) -> list[str]:
+    """``verify --derived``: where ``template`` and the one derived from the chat template ``text`` differ."""
+    from ..derivation.fallback import differences
+    from ..errors import DeriveError
+    from ..templates import derive
+
+    try:
+        derived = derive(text)
+    except DeriveError as exc:
+        return [f"nothing could be derived: {exc}"]
+    return differences(template.to_dict(), derived.template) or [
+        "none: the derived template has the same markers"
+    ]
 
 
 def _run_verify(args: argparse.Namespace, streams: Streams) -> int:
@@ -308,10 +329,13 @@ def _run_verify(args: argparse.Namespace, streams: Streams) -> int:
             if fp == fingerprint:
                 known = fam.known_round_trip_issues(name)
     unexpected = [c for c in report.failures() if c.case not in known and "*" not in known]
+    derived = _derived_differences(text, template) if args.derived else None
     out = streams.stdout
     if args.json:
         data = report.to_dict()
         data["known_issues"] = known
+        if derived is not None:
+            data["derived_differences"] = derived
         out.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
     else:
         for case in report.cases:
@@ -326,6 +350,9 @@ def _run_verify(args: argparse.Namespace, streams: Streams) -> int:
             + (f"; {len(report.failures()) - len(unexpected)} known issues" if known else "")
             + "\n"
         )
+        if derived is not None:
+            out.write("differences from the template derived from the chat template:\n")
+            out.writelines(f"  {line}\n" for line in derived)
     return EXIT_PARSE_ERROR if unexpected else EXIT_OK
 
 

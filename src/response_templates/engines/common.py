@@ -70,7 +70,7 @@ PLUGIN_NAME = "response_templates"
 #: code changes between releases, so a plugin checks the installed engine when it registers.
 ENGINE_REQUIREMENTS = {"vllm": "vllm>=0.34,<0.35", "sglang": "sglang>=0.5.23,<0.5.24"}
 
-Source = Literal["override", "tokenizer", "model id", "chat template"]
+Source = Literal["override", "tokenizer", "model id", "chat template", "derived"]
 
 
 class EngineSetupError(ResponseTemplateError):
@@ -97,6 +97,8 @@ class TemplateChoice:
             return f"{what} from the tokenizer's response_template"
         if self.source == "model id":
             return f"{what}, chosen by the served model id {self.detail!r}"
+        if self.source == "derived":
+            return f"{what} derived from the chat template (confidence {self.detail}; docs/derive.md)"
         return f"{what}, detected from the chat template"
 
 
@@ -182,6 +184,15 @@ def choose_template(
         tried.append(f"the chat template is of family {fam.name!r}, which has no template")
     except ResponseTemplateError as exc:
         tried.append(f"the chat template: {exc}")
+    # No library family: derive one from the chat template (a DerivedTemplateWarning; describe() names it).
+    from ..derivation.fallback import derive_for
+
+    try:
+        template, derivation = derive_for(source, context=f"the model {model_id or '(unnamed)'}")
+    except ResponseTemplateError as exc:
+        tried.append(f"deriving from the chat template: {exc}")
+    else:
+        return TemplateChoice(template, "derived", f"{derivation.confidence:.2f}")
     raise EngineSetupError(
         "no response template for this model: "
         + "; ".join(tried)

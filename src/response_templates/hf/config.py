@@ -179,7 +179,9 @@ def resolve_template(
     """``template`` compiled, else the tokenizer's own; a clear error when there is neither.
 
     ``template="auto"`` picks the library's template for the tokenizer's chat template
-    (:func:`response_templates.templates.detect`) when the tokenizer has no ``response_template``.
+    (:func:`response_templates.templates.detect`) when the tokenizer has no ``response_template``, and
+    when no library family fits, a template derived from the chat template (docs/derive.md), with a
+    :class:`~response_templates.derivation.fallback.DerivedTemplateWarning` naming its confidence.
     """
     auto = isinstance(template, str) and template == AUTO
     if template is not None and not auto:
@@ -195,9 +197,17 @@ def resolve_template(
         try:
             return library.detect(tokenizer)
         except ResponseTemplateError as exc:  # unknown chat template, or a family without a template
+            not_in_library = exc
+        # No library family: a template derived from the chat template, with a DerivedTemplateWarning.
+        from ..derivation.fallback import derive_for
+
+        try:
+            return derive_for(tokenizer, context=f"this {type(tokenizer).__name__}")[0]
+        except ResponseTemplateError as exc:  # nothing derivable, or jinja2 missing
             raise MissingTemplateError(
-                f"this {type(tokenizer).__name__} has no response_template, and the model library does not "
-                f"give one for its chat template: {exc}. Pass template=... (a template, or a library name: "
+                f"this {type(tokenizer).__name__} has no response_template, the model library does not "
+                f"give one for its chat template ({not_in_library}), and none could be derived from it "
+                f"({exc}). Pass template=... (a template, or a library name: "
                 "response_templates.templates.get(name))."
             ) from None
     if value is None:

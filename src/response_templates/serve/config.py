@@ -136,9 +136,22 @@ def _response_template(model: str, files: _ModelFiles, template: Any) -> Respons
     try:
         return library.detect(files.chat_template)
     except ResponseTemplateError as exc:
+        not_in_library = exc
+    # No library family: a template derived from the chat template, with a DerivedTemplateWarning.
+    from ..derivation.fallback import derive_for
+
+    try:
+        source = {
+            "chat_template": files.chat_template,
+            "bos_token": files.bos_token,
+            "eos_token": files.eos_token,
+        }
+        return derive_for(source, context=f"the model {model!r}")[0]
+    except ResponseTemplateError as exc:
         raise ConfigError(
             f"no response template for {model!r}: the library knows neither the model id nor its chat "
-            f"template ({exc}); set 'response_template' in the tokenizer folder's tokenizer_config.json "
+            f"template ({not_in_library}), and none could be derived from the chat template ({exc}); set "
+            "'response_template' in the tokenizer folder's tokenizer_config.json "
             "(response-templates export ... --model-dir DIR) or pass --template"
         ) from None
 
