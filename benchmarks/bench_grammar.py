@@ -12,6 +12,8 @@ Usage::
 
     python benchmarks/bench_grammar.py                      # every compiled family
     python benchmarks/bench_grammar.py --families qwen3,kimi-k2 --steps 100 --json out.json
+    .venv-vllm/bin/python benchmarks/bench_grammar.py --completeness [--markdown]
+        # the recorded outputs each family's auto grammar accepts, Lark and structural tag side by side
     .venv-vllm/bin/python benchmarks/bench_grammar.py --against vllm [--walks 20] [--markdown]
         # every library family beside vLLM 0.34's own template grammar (benchmarks/_grammar_vs_vllm.py)
 """
@@ -30,6 +32,7 @@ from typing import Any
 
 from _common import fmt_num, format_table
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "grammar"))
 
 import grammar_harness as gh
@@ -153,6 +156,86 @@ def xgrammar_row(row: dict[str, Any], steps: int, reps: int) -> dict[str, Any]:
     return out
 
 
+def completeness_report(families: Sequence[str] | None, markdown: bool, json_path: str | None) -> int:
+    """``--completeness``: per compiled family, the recorded outputs that count (complete, calls valid for
+    their tools) and how many of them the ``auto`` grammar accepts as Lark in llguidance and, with
+    xgrammar, as structural tag; then the totals, the families under the target, the outputs on which the
+    two formats disagree, and the reviewed exceptions (tests/data/grammar_exceptions.json)."""
+    import test_grammar_completeness as tc
+
+    wanted = set(tc.compiled_families()) & (set(families) if families else set(tc.compiled_families()))
+    cases = [c for c in gh.sample_cases()[0] if c.family in wanted and not c.incomplete]
+    tag: dict[str, bool | None] = {}
+    lark: dict[str, bool] = {}
+    for case in cases:
+        if xgr is not None:
+            import xgrammar_harness as xh
+
+            v = xh.judge_case(case)
+            tag[case.id], lark[case.id] = v.tag, v.lark
+        else:
+            kwargs: dict[str, Any] = {"tools": case.tools or [], "tool_choice": "auto", "prefix": case.prefix}
+            g, engine = gh.build_with_tokens(grammar, case.family, **kwargs)
+            lark[case.id] = engine.accepts(g.lark, case.raw)[0]
+    per: dict[str, list[int]] = {}
+    for case in cases:
+        row = per.setdefault(case.family, [0, 0, 0])
+        row[0] += 1
+        row[1] += lark[case.id]
+        row[2] += bool(tag.get(case.id))
+    target = tc.TARGET
+    headers = ["family", "counted", "Lark (llguidance)"] + (["structural tag (xgrammar)"] if tag else [])
+    table = []
+    for name in sorted(per):
+        n, a_lark, a_tag = per[name]
+        cells = [name, str(n), f"{a_lark} ({a_lark / n:.0%})"]
+        if tag:
+            cells.append(f"{a_tag} ({a_tag / n:.0%})")
+        table.append(cells)
+    if markdown:
+        print("| " + " | ".join(headers) + " |")
+        print("|" + "---|" * len(headers))
+        for cells in table:
+            print("| " + " | ".join(cells) + " |")
+    else:
+        print(format_table(headers, table))
+    counted = sum(r[0] for r in per.values())
+    print(
+        f"\ncompiled families {len(tc.compiled_families())} of {len(grammar.coverage())}; "
+        f"with counted outputs {len(per)}; counted outputs {counted}"
+    )
+    for label, column in (("Lark (llguidance)", 1), ("structural tag (xgrammar)", 2)):
+        if column == 2 and not tag:
+            print("structural tag: xgrammar not installed (run with .venv-vllm/bin/python)")
+            continue
+        accepted = sum(r[column] for r in per.values())
+        under = sorted(f"{k} {r[column]}/{r[0]}" for k, r in per.items() if r[column] < target * r[0])
+        print(
+            f"{label}: accepted {accepted}/{counted} ({accepted / max(counted, 1):.1%}); families at "
+            f"{target:.0%} or more {len(per) - len(under)}/{len(per)}"
+            + (f"; under: {', '.join(under)}" if under else "")
+        )
+    if tag:
+        differ = sorted(i for i in lark if bool(tag.get(i)) != lark[i])
+        print(
+            f"outputs the two formats judge differently: {len(differ)}"
+            + (f" ({', '.join(differ)})" if differ else "")
+        )
+    exceptions = tc.load_grammar_exceptions()
+    listed = sorted(i for i in exceptions if any(c.id == i for c in cases))
+    print(
+        f"\nreviewed exceptions (rejected by the grammar, tests/data/grammar_exceptions.json): {len(listed)}"
+    )
+    for i in listed:
+        print(f"  {i} [{exceptions[i]['kind']}]: {exceptions[i]['reason']}")
+    if json_path:
+        rows = [
+            {"family": k, "counted": r[0], "lark": r[1], "tag": r[2] if tag else None} for k, r in per.items()
+        ]
+        Path(json_path).write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--families", help="comma-separated family names (default: every compiled family)")
@@ -168,7 +251,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--walks", type=int, default=20, help="with --against: random walks per mode and grammar"
     )
     parser.add_argument("--markdown", action="store_true", help="with --against: the table in Markdown")
+    parser.add_argument(
+        "--completeness",
+        action="store_true",
+        help="the share of recorded complete outputs each family's auto grammar accepts, in both formats "
+        "(the structural tag needs xgrammar: run with .venv-vllm), with the exception list",
+    )
     args = parser.parse_args(argv)
+    if args.completeness:
+        return completeness_report(
+            args.families.split(",") if args.families else None, args.markdown, args.json
+        )
     if args.against == "vllm":
         import _grammar_vs_vllm
 
