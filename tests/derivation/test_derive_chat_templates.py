@@ -34,18 +34,45 @@ pytestmark = pytest.mark.skipif(not FILES, reason="../shared/chat_templates is n
 NOT_DERIVED = {"fireworks-ai-llama-3-firefunction-v2.jinja"}
 
 #: Chat templates whose derived template reads (nearly) all the family's recorded outputs as the library
-#: does (measured with benchmarks/bench_derive.py), with the share required here.
+#: does (measured with benchmarks/bench_derive.py, 2026-12-07), with the share required here.
 READS_ALIKE = {
-    "Qwen-Qwen3-0.6B.jinja": 0.9,
-    "Qwen-QwQ-32B.jinja": 0.9,
-    "Bielik-11B-v3.0-Instruct.jinja": 0.9,
-    "GLM-4.6.jinja": 0.9,
-    "glm_4_5.jinja": 0.9,
-    "StepFun3.5-Flash.jinja": 0.9,
-    "MiniMax-M2.jinja": 0.9,
+    "Bielik-11B-v3.0-Instruct.jinja": 0.95,
+    "Cohere2MoE.jinja": 0.95,
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja": 0.95,
+    "GLM-4.6.jinja": 0.95,
+    "GLM-4.7-Flash.jinja": 0.95,
+    "Kimi-K2-Thinking.jinja": 0.95,
+    "LFM2.5-8B-A1B.jinja": 0.95,
+    "MiniMax-M2.jinja": 0.95,
+    "MiniMax-M3.jinja": 0.95,
+    "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja": 0.95,
+    "NVIDIA-Nemotron-Nano-v2.jinja": 0.95,
+    "Qwen-QwQ-32B.jinja": 0.95,
+    "Qwen-Qwen3-0.6B.jinja": 0.95,
+    "Qwen3.5-4B.jinja": 0.95,
+    "StepFun3.5-Flash.jinja": 0.95,
+    "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja": 0.95,
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja": 0.95,
+    "deepseek-ai-DeepSeek-V3.2.jinja": 0.95,
+    "gemma4.jinja": 0.95,
+    "glm_4_5.jinja": 0.95,
+    "google-gemma-4-31B-it-interleaved.jinja": 0.95,
+    "google-gemma-4-31B-it.jinja": 0.95,
+    "llama-cpp-deepseek-r1.jinja": 0.95,
+    "meetkai-functionary-medium-v3.1.jinja": 0.95,
+    "openbmb-MiniCPM5-1B.jinja": 0.95,
+    "poolside-Laguna-S-2.1.jinja": 0.95,
+    "poolside-Laguna-XS-2.1.jinja": 0.95,
+    "poolside-Laguna-XS.2.jinja": 0.95,
+    "stepfun-ai-Step-3.5-Flash.jinja": 0.95,
+    "unsloth-Apriel-1.5.jinja": 0.95,
+    # 15/16: tool calls are read inside open reasoning (most families write them there), Reka's are not
     "Reka-Edge.jinja": 0.9,
-    "Qwen3.5-4B.jinja": 0.8,
 }
+
+#: The benchmark's floor: chat templates (of 70) whose derived template reads >=95% of the family's
+#: outputs as the library does, on the real and on the renamed run (33 measured on 2026-12-07).
+BENCH_FLOOR = 33
 
 RENAMES = (
     ("<think>", "<reflect>"),
@@ -153,7 +180,7 @@ def test_a_renamed_fork_derives_and_reads_the_same(name: str) -> None:
 def test_qwen3_markers_and_pre_opened_reasoning() -> None:
     d = derived("Qwen-Qwen3-0.6B.jinja")
     fields = d.template["fields"]
-    assert d.template["start_anchor"] == "<|im_start|>assistant\n"
+    assert d.template["start_anchor"][0] == "<|im_start|>assistant\n"
     assert fields["reasoning_content"]["open_pattern"] == r"<think>(?:\s*<think>)?"
     assert fields["reasoning_content"]["close"][0] == "</think>"
     assert fields["content"]["close"] == ["<|im_end|>", "</think>"]
@@ -171,7 +198,7 @@ def test_the_renamed_fork_has_the_renamed_markers() -> None:
     d = derived("Qwen-Qwen3-0.6B.jinja", renamed=True)
     fields = d.template["fields"]
     assert fields["reasoning_content"]["open_pattern"].startswith("<reflect>")
-    assert fields["tool_calls"]["open_pattern"] == "<invoke>"
+    assert fields["tool_calls"]["open_pattern"].startswith("<invoke>")
     out = (
         "<reflect>\nok\n</reflect>\n\n<invoke>\n"
         + '{"name": "f", "arguments": {"x": 1}}\n</invoke><|im_end|>'
@@ -194,8 +221,23 @@ def test_the_renamed_fork_has_the_renamed_markers() -> None:
 )
 def test_the_argument_syntax_is_recognised(name: str, content: str) -> None:
     d = derived(name)
-    assert d.template["fields"]["tool_calls"]["content"] == content
+    fields = d.template["fields"]
+    calls = fields.get("tool_calls") or fields["call_blocks"]  # several syntaxes feed tool_calls
+    assert calls["content"] == content
     assert d.confidence >= 0.75
+
+
+def test_a_python_call_list_also_reads_the_json_list() -> None:
+    d = derived("LFM2.5-8B-A1B.jinja")
+    fields = d.template["fields"]
+    assert fields["call_blocks"]["into"] == fields["json_calls"]["into"] == "tool_calls"
+    prefix = "<|im_start|>assistant\n"
+    for out in (
+        "<|tool_call_start|>[f(x=1)]<|tool_call_end|>",
+        '<|tool_call_start|>[{"name": "f", "arguments": {"x": 1}}]<|tool_call_end|>',
+    ):
+        message = rt.parse_response(out, d.template, prefix=prefix)
+        assert message["tool_calls"][0]["function"] == {"name": "f", "arguments": {"x": 1}}
 
 
 def test_reasoning_dropped_from_history_is_warned_about() -> None:
@@ -251,3 +293,193 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert code == 1 and "nope" in err
     code, _, _ = run(capsys, "derive", str(tmp_path / "missing.jinja"))
     assert code == 2
+
+
+# ------------------------------------------------------------------------------ syntaxes and leniencies
+
+
+def parse(name: str, out: str, prefix: str) -> dict[str, Any]:
+    message = rt.parse_response(out, derived(name).template, prefix=prefix)
+    assert isinstance(message, dict)
+    return message
+
+
+def test_a_json_array_in_a_wrapper_is_one_list_of_calls() -> None:
+    d = derived("NVIDIA-Nemotron-Nano-v2.jinja")
+    calls = d.template["fields"]["tool_calls"]
+    assert calls["transform_each"] and calls["open_pattern"].startswith("<TOOLCALL>")
+    out = '<TOOLCALL>[{"name": "f", "arguments": {"x": 1}}, {"name": "g", "arguments": {}}]</TOOLCALL>'
+    message = parse("NVIDIA-Nemotron-Nano-v2.jinja", out, "<SPECIAL_11>Assistant\n")
+    assert [c["function"]["name"] for c in message["tool_calls"]] == ["f", "g"]
+    assert "content" not in message
+
+
+def test_a_call_id_the_template_writes_may_be_left_out() -> None:
+    d = derived("mistralai-Mistral-Nemo-Instruct-2407.jinja")
+    assert "optional-placeholders" in d.template["extensions"]
+    with_id = parse(
+        "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+        '[TOOL_CALLS][{"name": "f", "arguments": {}, "id": "abcdefghi"}]',
+        "[/INST]",
+    )
+    without = parse(
+        "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+        '[TOOL_CALLS][{"name": "f", "arguments": {}}]',
+        "[/INST]",
+    )
+    assert with_id["tool_calls"][0]["id"] == "abcdefghi"
+    assert "id" not in without["tool_calls"][0]
+
+
+def test_the_turn_after_a_tool_result_is_anchored() -> None:
+    d = derived("mistralai-Mistral-Nemo-Instruct-2407.jinja")
+    assert d.template["start_anchor"] == ["[/INST]", "[/TOOL_RESULTS]"]
+    assert any(e["found"] == "start anchor after a tool result" for e in d.evidence)
+
+
+def test_a_turn_without_an_end_marker_ends_where_the_next_turn_starts() -> None:
+    d = derived("GLM-4.7-Flash.jinja")
+    assert "<|user|>" in d.template["fields"]["content"]["close"]
+    message = parse("GLM-4.7-Flash.jinja", "</think>Hello!<|user|>", "<|assistant|><think>")
+    assert message["content"] == "Hello!"
+
+
+def test_a_call_marker_before_another_syntax_is_text() -> None:
+    # the JSON-call marker opens a call only when JSON follows it
+    out = "<tool_call>\n<function=bash>\n</function>\n</tool_call>"
+    message = parse("Qwen-Qwen3-0.6B.jinja", out, "<|im_start|>assistant\n")
+    assert "tool_calls" not in message and message["content"].startswith("<tool_call>")
+
+
+def test_calls_may_interrupt_open_reasoning() -> None:
+    d = derived("Qwen3.5-4B.jinja")
+    assert d.template["fields"]["tool_calls"]["within"] == ["reasoning_content"]
+    out = "Let me look.\n<tool_call>\n<function=ls>\n<parameter=path>\n/\n</parameter>\n</function>\n</tool_call>"
+    message = parse("Qwen3.5-4B.jinja", out, "<|im_start|>assistant\n<think>\n")
+    assert message["reasoning_content"] == "Let me look."
+    assert message["tool_calls"][0]["function"] == {"name": "ls", "arguments": {"path": "/"}}
+
+
+def test_the_outer_call_marker_may_be_left_out() -> None:
+    out = "<function=ls>\n<parameter=path>\n/\n</parameter>\n</function>"
+    message = parse("Qwen3.5-4B.jinja", out, "<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    assert message["tool_calls"][0]["function"]["name"] == "ls"
+
+
+def test_xml_parameters_with_attributes_that_vary_by_type() -> None:
+    name = "deepseek-ai-DeepSeek-V3.2.jinja"
+    out = (
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n'
+        '<｜DSML｜parameter name="n" string="false">1</｜DSML｜parameter>\n'
+        '<｜DSML｜parameter name="s" string="true">a b</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+    )
+    message = parse(name, out, "<｜Assistant｜></think>")
+    assert message["tool_calls"][0]["function"]["arguments"] == {"n": "1", "s": "a b"}
+
+
+def test_closing_tags_named_after_the_argument_and_nested_values() -> None:
+    d = derived("MiniMax-M3.jinja")
+    assert "xml-values" in d.template["extensions"]
+    p = "]<]minimax[>["
+    out = (
+        f'{p}<tool_call>\n{p}<invoke name="f">{p}<city>Paris{p}</city>'
+        f"{p}<pair>{p}<a>1{p}</a>{p}<b>2{p}</b>{p}</pair>{p}</invoke>\n{p}</tool_call>"
+    )
+    message = parse("MiniMax-M3.jinja", out, "]~b]ai\n")
+    assert message["tool_calls"][0]["function"]["arguments"] == {"city": "Paris", "pair": {"a": 1, "b": 2}}
+
+
+def test_a_cdata_value_is_read_verbatim() -> None:
+    out = '<function name="f"><param name="x"><![CDATA[a </param> b]]></param></function>'
+    message = parse("openbmb-MiniCPM5-1B.jinja", out, "<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    assert message["tool_calls"][0]["function"]["arguments"] == {"x": "a </param> b"}
+
+
+def test_the_name_as_the_key() -> None:
+    d = derived("Apertus-8B-Instruct.jinja")
+    assert "item-transform" in d.template["extensions"]
+    out = '<|tools_prefix|>[{"f": {"x": 1}}]<|tools_suffix|>'
+    message = parse("Apertus-8B-Instruct.jinja", out, "<|assistant_start|>")
+    assert message["tool_calls"][0]["function"] == {"name": "f", "arguments": {"x": 1}}
+
+
+def test_the_answer_wrapper_may_be_left_out() -> None:
+    d = derived("Cohere2MoE.jinja")
+    assert d.template["fields"]["content_wrapper"]["into"] == "content"
+    prefix = "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|><|START_THINKING|>"
+    for out in (
+        "hm<|END_THINKING|><|START_TEXT|>Hi<|END_TEXT|>",
+        "hm<|END_THINKING|>Hi<|END_OF_TURN_TOKEN|>",
+    ):
+        message = parse("Cohere2MoE.jinja", out, prefix)
+        assert (message["reasoning_content"], message["content"]) == ("hm", "Hi")
+
+
+def test_a_template_that_always_writes_the_generation_prompt() -> None:
+    # command-r7b appends the assistant header whatever add_generation_prompt says
+    d = derived("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja")
+    assert d.template["start_anchor"] == "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"
+    assert d.confidence == 1.0
+
+
+def test_a_template_switch_that_turns_reasoning_on() -> None:
+    d = derived("unsloth-Apriel-1.5.jinja")
+    assert d.template["fields"]["reasoning_content"]["open_pattern"].startswith("<thinking>")
+    assert any("switches" in e["probe"] for e in d.evidence)
+
+
+def test_a_section_close_only_the_two_call_render_shows() -> None:
+    d = derived("deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja")
+    assert "<｜tool▁calls▁end｜>" in d.template["fields"]["tool_calls"]["close_pattern"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+        "mistralai-Ministral-3-14B-Reasoning-2512.jinja",
+        "Mistral-Small-3.2-24B-Instruct-2506.jinja",
+    ],
+)
+def test_with_the_tokenizers_eos_token_the_mistral_templates_read_their_outputs(name: str) -> None:
+    bare = derived(name)
+    assert any("eos_token" in w for w in bare.warnings)
+    d = derive(chat_template(name), special_tokens={"eos_token": "</s>"})
+    assert "</s>" in d.template["fields"]["content"]["close"]
+    same, total = read_alike(d.template, family_of(name).name, renamed=False)
+    assert total and same >= 0.95 * total, f"{same}/{total}"
+
+
+def test_the_markers_between_name_and_arguments_may_be_left_out() -> None:
+    d = derive(
+        chat_template("Mistral-Small-3.2-24B-Instruct-2506.jinja"), special_tokens={"eos_token": "</s>"}
+    )
+    for out, call_id in (
+        ('[TOOL_CALLS]f[CALL_ID]abcdefghi[ARGS]{"x": 1}</s>', "abcdefghi"),
+        ('[TOOL_CALLS]f[ARGS]{"x": 1}</s>', None),
+        ('[TOOL_CALLS]f{"x": 1}</s>', None),
+    ):
+        call = rt.parse_response(out, d.template, prefix="[/INST]")["tool_calls"][0]
+        assert call["function"] == {"name": "f", "arguments": {"x": 1}} and call.get("id") == call_id
+
+
+def test_a_template_without_tools_loses_no_confidence_for_it() -> None:
+    assert derived("google-gemma-2-2b-it.jinja").confidence == 1.0
+    assert derived("LFM2-8B-A1B.jinja").confidence < 1.0  # it has tools, but renders no calls
+
+
+# --------------------------------------------------------------------------------------------- benchmark
+
+
+def test_the_benchmark_does_not_fall_below_its_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the benchmark's own helpers
+    spec = importlib.util.spec_from_file_location("bench_derive", ROOT / "benchmarks" / "bench_derive.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    summary = bench.run(None)["summary"]
+    assert summary["real"]["read_95"] >= BENCH_FLOOR, summary["real"]
+    assert summary["renamed"]["read_95"] == summary["real"]["read_95"], summary

@@ -171,5 +171,5 @@ def test_verify_derived_prints_the_differences(capsys: pytest.CaptureFixture[str
 
 def test_a_derivation_below_the_confidence_floor_is_not_used() -> None:
     # The chat template prints the messages' repr: no probe turn reads back, confidence 0.
-    with pytest.raises(DeriveError, match="below 0.50"):
+    with pytest.raises(DeriveError, match=r"below 0\.50"):
         derive_for("{{ messages }}", context="a template that prints its input")

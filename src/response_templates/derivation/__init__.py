@@ -2,10 +2,11 @@
 
 The chat template says how the model's turns look: rendering a few probe conversations through it
 (plain text, reasoning, one and two tool calls with distinctive names, argument names and values, the
-thinking switch of the generation prompt on and off) and diffing the renders shows the markers of each
-part of a turn. :func:`derive` builds a response template from them and checks it by reading back the
-renders it came from (:func:`response_templates.verify.round_trip`). It never looks at the built-in
-library: it is meant for the model nobody wrote a template for yet.
+thinking switch of the generation prompt on and off, a tool's result, the turn after the assistant's)
+and diffing the renders shows the markers of each part of a turn (see docs/derive.md). :func:`derive`
+builds a response template from them and checks it by reading back the renders it came from
+(:func:`response_templates.verify.round_trip`). It never looks at the built-in library: it is meant for
+the model nobody wrote a template for yet.
 
 Rendering needs jinja2 (the ``verify`` extra).
 """
@@ -13,6 +14,7 @@ Rendering needs jinja2 (the ``verify`` extra).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,8 @@ from ..errors import DeriveError, ResponseTemplateError
 from ..language import load_template
 from ..verify import _compare
 from ..whole import parse_response
-from ._analyze import Findings, analyze, build
+from ._analyze import Findings, analyze
+from ._build import build
 from ._render import TOOLS, Renderer
 
 __all__ = ["Derivation", "derive", "read_chat_template"]
@@ -61,7 +64,7 @@ def _expected(message: Mapping[str, Any]) -> dict[str, Any]:
         "content": message.get("content") or None,
         "tool_calls": [],
     }
-    for key in ("reasoning_content", "reasoning", "thinking"):
+    for key in ("reasoning_content", "reasoning", "thinking", "thought"):
         if message.get(key):
             out["reasoning_content"] = message[key]
     if isinstance(message.get("content"), list):  # content blocks: thinking and text
@@ -89,11 +92,15 @@ def _self_check(template: Mapping[str, Any], findings: Findings) -> tuple[int, i
     passed, problems = 0, []
     for name, render in findings.renders.items():
         turn = render.turn
-        if not turn.startswith(findings.header):
+        # the turn is read after the generation prompt's header, or after the anchor when the history
+        # writes the turn without the block the prompt pre-opens
+        head = next((h for h in (findings.header, findings.anchor) if turn.startswith(h)), None)
+        if head is None:
             problems.append(f"{name}: the rendered turn does not start with the generation prompt's header")
             continue
-        cut = len(render.full) - len(turn) + len(findings.header)
-        prefix, text = render.full[:cut], render.full[cut:]
+        start, end = render.span
+        cut = start + len(head)
+        prefix, text = render.full[:cut], render.full[cut:end]
         expected = _expected(render.message)
         try:
             got = parse_response(text, template, prefix=prefix, tools=TOOLS)
@@ -153,9 +160,15 @@ def derive(
         )
         warnings.extend(f"self-check: {p}" for p in problems)
     confidence *= 0.85**findings.guessed
-    if "tool_calls" not in template["fields"]:
-        confidence *= 0.9
+    if findings.tools is None and _has_tools(chat_template):
+        confidence *= 0.9  # the model has tools, but how it calls them was not derived
     return Derivation(template, round(confidence, 3), evidence, warnings)
+
+
+def _has_tools(chat_template: str) -> bool:
+    """Whether the chat template reads tools or tool calls at all (a template that never does gives the
+    model no tools: no tool-call field is then nothing missed)."""
+    return re.search(r"\btools?\b|tool_calls?\b|\bfunctions?\b", chat_template) is not None
 
 
 def read_chat_template(path: str | Path) -> tuple[str, dict[str, str]]:

@@ -12,16 +12,32 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..verify import render_chat_template
 
-__all__ = ["CALL_1", "CALL_2", "CONTENT", "IDS", "REASONING", "SYSTEM", "TOOLS", "USER", "Render", "Renderer"]
+__all__ = [
+    "CALL_1",
+    "CALL_2",
+    "CONTENT",
+    "IDS",
+    "NEXT_USER",
+    "REASONING",
+    "SYSTEM",
+    "TOOLS",
+    "TOOL_RESULT",
+    "USER",
+    "Render",
+    "Renderer",
+]
 
 USER = "What is the weather like in Paris today?"
 SYSTEM = "You are a helpful assistant."
 CONTENT = "Sunny skies ahead."
 REASONING = "Consider the weather carefully."
+TOOL_RESULT = "Rainy_z 12 degrees."
+NEXT_USER = "And tomorrow_u?"
 
 #: The probe calls: distinctive names, argument names and values (a string and an integer), call ids of
 #: nine alphanumerics (Mistral's templates insist on that shape).
@@ -30,7 +46,7 @@ CALL_2: dict[str, Any] = {"name": "search_web_y", "arguments": {"query_s": "news
 IDS = ("a1b2c3d4e", "f5g6h7i8j")
 
 #: Message keys templates read reasoning from.
-_REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
+_REASONING_KEYS = ("reasoning_content", "reasoning", "thinking", "thought")
 
 
 def _schema(arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -66,15 +82,61 @@ class Render:
     message: dict[str, Any]
     kwargs: dict[str, Any]
 
+    @cached_property
+    def span(self) -> tuple[int, int]:
+        """Where the assistant turn is in :attr:`full`."""
+        if self.prompt == self.base or not self.full.startswith(self.base):
+            # the template writes something after the history whatever comes (the generation prompt,
+            # or an instruction): the turn goes in before it
+            k = _always_prompted(self.base, self.full)
+            if k is not None:
+                return k, k + len(self.full) - len(self.base)
+        return _common_prefix(self.base, self.full), len(self.full)
+
     @property
     def turn(self) -> str:
         """The assistant turn as the history renders it (header included)."""
-        return self.full[_common_prefix(self.base, self.full) :]
+        start, end = self.span
+        return self.full[start:end]
 
     @property
     def generation(self) -> str:
         """What the generation prompt adds to the history."""
+        if self.prompt == self.base:
+            k = _always_prompted(self.base, self.full)
+            if k is not None:
+                return self.base[k:]
         return self.prompt[_common_prefix(self.base, self.prompt) :]
+
+
+def _always_prompted(base: str, full: str) -> int | None:
+    """Where the history ends, for a template that writes something after the history whatever comes
+    (the generation prompt, an instruction): ``base`` = history + tail, ``full`` = history + turn + tail;
+    None when ``full`` is not so.
+
+    The split is ambiguous when the turn and the prompt (or the history) share text at the seam; the
+    history is taken to end as the user's turn does (with the text the template writes after it)."""
+    grow = len(full) - len(base)
+    if grow <= 0:
+        return None
+    top = _common_prefix(base, full)
+    valid: list[int] = []
+    for k in range(top, -1, -1):  # the splits that fit form one run
+        if base[k:] == full[k + grow :]:
+            valid.append(k)
+        elif valid:
+            break
+    if not valid:
+        return None
+    at = base.rfind(USER)
+    if at >= 0:
+        rest = base[at + len(USER) :]
+        m = re.match(r"\s*(<[^<>\n]{1,80}>|\[[^\[\]\n]{1,40}\])", rest)
+        if m:
+            ends = [k for k in valid if base[:k].rstrip().endswith(m.group(1))]
+            if ends:
+                return ends[0]
+    return valid[0]
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -111,6 +173,20 @@ class Renderer:
             if re.search(r"""(?:\.|\[['"])""" + key + r"""(?!\w)""", self.chat_template)
         ]
         return found or ["reasoning_content"]
+
+    def thinking_switches(self) -> dict[str, bool]:
+        """Template variables that switch reasoning on (``add_thoughts``...): tested, never set inside."""
+        names = set(re.findall(r"\{%-?\s*(?:el)?if\s+(?:not\s+)?([A-Za-z_]\w*)", self.chat_template))
+        out = {}
+        for name in sorted(names):
+            set_inside = re.search(r"\{%-?\s*set\s+" + name + r"\s*=", self.chat_template)
+            if re.search(r"think|thought|reason", name) and not set_inside and name != "enable_thinking":
+                out[name] = True
+        return out
+
+    def histories(self) -> list[list[dict[str, Any]]]:
+        """The history shapes, the one that worked last first."""
+        return [list(h) for h in self._histories]
 
     def render(
         self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool, **kwargs: Any
