@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-thorough test-torch test-engines test-vllm test-sglang test-install test-grammar test-mypyc test-mypyc-quick wheel-mypyc bench-peers-mypyc lint typecheck bench bench-peers conformance clean
+.PHONY: demo test test-thorough test-torch test-engines test-vllm test-sglang test-install test-grammar test-mypyc test-mypyc-quick wheel-mypyc bench-peers-mypyc lint typecheck bench bench-peers bench-derive-llamacpp conformance clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,27 @@ $(JS_TIKTOKEN):
 bench-peers: $(VENV)/.installed-test $(JS_TIKTOKEN)
 	$(BIN)/python -m pip install -q 'openai-harmony==0.0.8'
 	$(BIN)/python benchmarks/bench_peers.py --vocab-from $(JS_TIKTOKEN)
+
+# The derivation benchmark beside llama.cpp's chat parsing (docs/derive.md, "Beside llama.cpp's autoparser"):
+# llama.cpp as vendored in the llama-cpp-python sdist, its common library built for the CPU with no server,
+# tools or tests, and our driver (benchmarks/llamacpp/) linked against it, all in .cache/llamacpp/.
+LLAMACPP_VERSION := 0.3.36
+LLAMACPP_CACHE := .cache/llamacpp
+LLAMACPP_SRC := $(LLAMACPP_CACHE)/llama_cpp_python-$(LLAMACPP_VERSION)/vendor/llama.cpp
+LLAMACPP_DRIVER := $(LLAMACPP_CACHE)/build/derive_driver
+$(LLAMACPP_SRC)/CMakeLists.txt: | $(BIN)/python
+	mkdir -p $(LLAMACPP_CACHE)
+	$(BIN)/python -m pip download -q --no-deps --no-binary :all: -d $(LLAMACPP_CACHE) 'llama-cpp-python==$(LLAMACPP_VERSION)'
+	tar xzf $(LLAMACPP_CACHE)/llama_cpp_python-$(LLAMACPP_VERSION).tar.gz -C $(LLAMACPP_CACHE)
+	touch $@
+
+$(LLAMACPP_DRIVER): $(LLAMACPP_SRC)/CMakeLists.txt benchmarks/llamacpp/CMakeLists.txt benchmarks/llamacpp/derive_driver.cpp
+	nice -n 10 cmake -S benchmarks/llamacpp -B $(LLAMACPP_CACHE)/build -DCMAKE_BUILD_TYPE=Release \
+	  -DLLAMA_CPP_DIR=$(abspath $(LLAMACPP_SRC))
+	nice -n 10 cmake --build $(LLAMACPP_CACHE)/build --target derive_driver -j2
+
+bench-derive-llamacpp: $(VENV)/.installed-test $(LLAMACPP_DRIVER)
+	$(BIN)/python benchmarks/bench_derive.py --llamacpp $(LLAMACPP_DRIVER)
 
 # The generate() streaming tests with a real model (tiny random Llama, torch CPU): torch is a large
 # download, so it gets its own venv and stays out of `make test`.

@@ -15,18 +15,34 @@ nobody has seen.
 Prints the table and the two target figures: the share of chat templates a template is derived for
 (target 90%) and the share of them whose derived template reads at least 95% of the family's outputs as
 the library does (target 85%; a chat template whose family has no recorded outputs counts when the
-derived template reads its own probe renders back, confidence 1). llama.cpp's autoparser is not run here.
+derived template reads its own probe renders back, confidence 1).
+
+With ``--llamacpp DRIVER`` (``benchmarks/llamacpp/derive_driver.cpp``, built by ``make
+bench-derive-llamacpp``) every output is also read by llama.cpp's chat parsing, the way llama-server
+reads a completion of a request with tools: the chat template's text, the sample's tools, reasoning
+format ``deepseek``, parallel tool calls, no special tokens (the derivation gets none either). The
+sample's ``enable_thinking`` is passed when recorded; else the driver takes the value whose generation
+prompt the sample's prompt shows (true when both or neither do). llama.cpp's parser reads the output
+after its own generation prompt, so the driver moves what the sample's prompt adds after it into the
+output (a pre-opened ``<think>``), and a trailing end-of-generation token is cut off (llama-server stops
+at it and does not pass it on). The message is compared with the library's as the harness compares
+messages (``library_samples.same``: arguments as objects, an id compared only when the library's call
+has one), in the column "llama.cpp read alike" and four summary lines: the chat templates llama.cpp
+gives a parser for, those it reads >=95% alike, and those it reads more outputs of alike than ours.
 
 Usage::
 
     python benchmarks/bench_derive.py
     python benchmarks/bench_derive.py --json out.json --only Qwen
+    python benchmarks/bench_derive.py --llamacpp .cache/llamacpp/build/derive_driver
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -121,7 +137,181 @@ def marker_agreement(derived: Mapping[str, Any], lib: Mapping[str, Any], renamed
     return "/".join(out)
 
 
-def run(only: str | None) -> dict[str, Any]:
+class LlamaCpp:
+    """One long-lived driver process: a JSON request per line in, a JSON reply per line out."""
+
+    def __init__(self, driver: str) -> None:
+        self.driver = driver
+        self.proc: subprocess.Popen[str] | None = None
+
+    def _start(self) -> subprocess.Popen[str]:
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen(
+                [self.driver],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                encoding="utf-8",
+                bufsize=1,
+            )
+        return self.proc
+
+    def ask(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        proc = self._start()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps(request, ensure_ascii=False) + "\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+        except (BrokenPipeError, OSError):
+            line = ""
+        if not line:  # the driver died (an abort inside llama.cpp): count it as an error, start afresh
+            proc.kill()
+            proc.wait()
+            self.proc = None
+            return {"ok": False, "stage": "crash", "error": "driver exited"}
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            self.proc.wait()
+
+
+#: A tool for the request that checks a chat template whose family has no recorded outputs.
+PROBE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+
+
+def llamacpp_message(reply: Mapping[str, Any]) -> dict[str, Any]:
+    """The driver's message in the shape of the library's (arguments as objects, an empty id left out)."""
+    msg = reply["message"]
+    out: dict[str, Any] = {"role": "assistant"}
+    for key in ("reasoning_content", "content"):
+        if msg.get(key):
+            out[key] = msg[key]
+    calls = []
+    for call in msg.get("tool_calls") or []:
+        args = call.get("arguments")
+        if isinstance(args, str):
+            with contextlib.suppress(ValueError):
+                args = json.loads(args)
+        entry: dict[str, Any] = {
+            "type": "function",
+            "function": {"name": call.get("name"), "arguments": args},
+        }
+        if call.get("id"):
+            entry["id"] = call["id"]
+        calls.append(entry)
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def enable_thinking(sample: Mapping[str, Any]) -> bool | None:
+    """The sample's recorded ``enable_thinking``; None (the driver follows the prompt) when not recorded."""
+    value = sample["context"].get("enable_thinking")
+    if value is None or isinstance(value, bool):
+        return value
+    return str(value).lower() != "false"
+
+
+#: Closers of the library's ``content`` fields that are not the tokenizer's end of generation.
+NOT_END_TOKENS = frozenset(
+    {
+        "[END FINAL RESPONSE]",
+        "[/THINK]",
+        "<|tool_calls_section_end|>",
+        "<|START_OF_TURN_TOKEN|>",
+        "<|CHATBOT_TOKEN|>",
+        "<channel|>",
+        "<|tool_response>",
+        "<start_function_response>",
+        "</tool_calls>",
+    }
+)
+
+
+def end_of_generation(family: str | None) -> Any:
+    """A regex for the end-of-generation tokens ending an output of ``family`` (the closers of the
+    library's ``content`` field that are tokens a server stops at), or None."""
+    import regex
+
+    if not family or not library.family(family).has_template:
+        return None
+    spec = library.family(family).template_dict()["fields"].get("content") or {}
+    alts = [regex.escape(c) for c in _literal_of(spec, "close") if c not in NOT_END_TOKENS]
+    if spec.get("close_pattern") and "(?=" not in spec["close_pattern"]:
+        alts.append(spec["close_pattern"])
+    return regex.compile(f"(?:\\s*(?:{'|'.join(alts)}))+\\s*$") if alts else None
+
+
+def without_end_token(raw: str, end: Any) -> str:
+    """``raw`` as a server hands it to its parser: a trailing end-of-generation token is not part of it."""
+    return raw if end is None else str(end.sub("", raw))
+
+
+def llamacpp_row(
+    llama: LlamaCpp, text: str, cases: list[tuple[str, str, Any, Any, bool | None]], row: dict[str, Any]
+) -> None:
+    """Reads ``cases`` (output, prefix, tools, the library's message, enable_thinking) with llama.cpp
+    into ``row``; a family without recorded outputs gets one plain answer as a check that it parses."""
+    row["llama_samples"] = len(cases)
+    if not cases:
+        reply = llama.ask(
+            {
+                "chat_template": text,
+                "bos": "",
+                "eos": "",
+                "tools": [PROBE_TOOL],
+                "enable_thinking": True,
+                "output": "Sunny skies ahead.",
+            }
+        )
+        row.update(llama_parses=reply.get("ok", False) or reply.get("stage") == "parse", llama_read_same=0)
+        row["llama_ok_probe"] = bool(reply.get("ok"))
+        if not reply.get("ok"):
+            row["llama_error"] = reply.get("error", "")[:160]
+        return
+    parses = same = 0
+    errors: dict[str, int] = {}
+    formats: set[str] = set()
+    for raw, prefix, tools, got_lib, thinking in cases:
+        reply = llama.ask(
+            {
+                "chat_template": text,
+                "bos": "",
+                "eos": "",
+                "tools": tools,
+                "enable_thinking": thinking,
+                "output": raw,
+                "prefix": prefix,
+            }
+        )
+        if reply.get("ok") or reply.get("stage") == "parse":
+            parses += 1
+        if not reply.get("ok"):
+            stage = reply.get("stage", "?")
+            errors[stage] = errors.get(stage, 0) + 1
+            row.setdefault("llama_error", f"{stage}: {reply.get('error', '')[:160]}")
+            continue
+        formats.add(reply.get("format", "?"))
+        same += ls.same(llamacpp_message(reply), got_lib)
+    row.update(
+        llama_parses=parses > 0, llama_read_same=same, llama_errors=errors, llama_formats=sorted(formats)
+    )
+
+
+def run(only: str | None, llama: LlamaCpp | None = None) -> dict[str, Any]:
     fam_of = family_of_file()
     samples = samples_by_family()
     rows: list[dict[str, Any]] = []
@@ -133,6 +323,15 @@ def run(only: str | None) -> dict[str, Any]:
         for renamed in (False, True):
             text = rename(source) if renamed else source
             row: dict[str, Any] = {"chat_template": path.name, "renamed": renamed, "family": family}
+            if llama is not None:
+                cases = []
+                end = end_of_generation(family)
+                for sample, prefix, tools, got_lib in samples.get(family or "", []):
+                    raw = without_end_token(sample["raw"], end)
+                    if renamed:
+                        raw, prefix, got_lib = rename(raw), rename(prefix), rename_value(got_lib)
+                    cases.append((raw, prefix, tools, got_lib, enable_thinking(sample)))
+                llamacpp_row(llama, text, cases, row)
             try:
                 d = rt.templates.derive(text)
             except rt.ResponseTemplateError as exc:
@@ -170,12 +369,34 @@ def ok_row(row: Mapping[str, Any]) -> bool:
     return bool(row["confidence"] >= 1.0)
 
 
+def llama_ok_row(row: Mapping[str, Any]) -> bool:
+    if not row.get("llama_parses"):
+        return False
+    if row["llama_samples"]:
+        return bool(row["llama_read_same"] >= 0.95 * row["llama_samples"])
+    return bool(row.get("llama_ok_probe"))
+
+
 def summarize(rows: list[dict[str, Any]], renamed: bool) -> dict[str, Any]:
     mine = [r for r in rows if r["renamed"] == renamed]
     derived = sum(bool(r.get("derived")) for r in mine)
     good = sum(ok_row(r) for r in mine)
     n = len(mine) or 1
+    llama: dict[str, Any] = {}
+    if any("llama_parses" in r for r in mine):
+        llama = {
+            "llama_parses": sum(bool(r.get("llama_parses")) for r in mine),
+            "llama_read_95": sum(llama_ok_row(r) for r in mine),
+            "llama_read_same": sum(r.get("llama_read_same", 0) for r in mine),
+            "llama_samples": sum(r.get("llama_samples", 0) for r in mine),
+            "llama_beats_ours": [
+                r["chat_template"].removesuffix(".jinja")
+                for r in mine
+                if r.get("llama_read_same", 0) > (r.get("read_same", 0) if r.get("derived") else 0)
+            ],
+        }
     return {
+        **llama,
         "chat_templates": len(mine),
         "derived": derived,
         "derived_pct": round(100 * derived / n, 1),
@@ -186,12 +407,31 @@ def summarize(rows: list[dict[str, Any]], renamed: bool) -> dict[str, Any]:
     }
 
 
+def llama_cell(row: Mapping[str, Any]) -> str:
+    if not row.get("llama_parses"):
+        return "error"
+    if not row["llama_samples"]:
+        return "parses" if row.get("llama_ok_probe") else "-"
+    return f"{row['llama_read_same']}/{row['llama_samples']}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", help="write the rows and the summary to this file")
     ap.add_argument("--only", help="only the chat templates whose file name contains this")
+    ap.add_argument(
+        "--llamacpp", metavar="DRIVER", help="also read every output with llama.cpp through DRIVER"
+    )
     args = ap.parse_args()
-    result = run(args.only)
+    llama = LlamaCpp(args.llamacpp) if args.llamacpp else None
+    try:
+        result = run(args.only, llama)
+    finally:
+        if llama is not None:
+            llama.close()
+    headers = ["chat template", "family", "derived", "conf.", "reasoning/tools markers", "outputs read alike"]
+    if llama is not None:
+        headers.append("llama.cpp read alike")
     table = [
         [
             r["chat_template"].removesuffix(".jinja")[:44],
@@ -201,15 +441,11 @@ def main() -> None:
             r.get("markers", "-"),
             f"{r['read_same']}/{r['samples']}" if r.get("derived") else "-",
         ]
+        + ([llama_cell(r)] if llama is not None else [])
         for r in result["rows"]
         if not r["renamed"]
     ]
-    print(
-        format_table(
-            ["chat template", "family", "derived", "conf.", "reasoning/tools markers", "outputs read alike"],
-            table,
-        )
-    )
+    print(format_table(headers, table))
     for key in ("real", "renamed"):
         s = result["summary"][key]
         print(
@@ -217,6 +453,19 @@ def main() -> None:
             f"reading >=95% of the family's outputs as the library does: {s['read_95']}/{s['chat_templates']} "
             f"({s['read_95_pct']}%, target 85%); outputs read alike {s['read_same']}/{s['samples']}"
         )
+    if llama is not None:
+        for key in ("real", "renamed"):
+            s = result["summary"][key]
+            n = s["chat_templates"]
+            print(
+                f"{key}, llama.cpp: parses {s['llama_parses']}/{n} (errors on {n - s['llama_parses']}); "
+                f"reading >=95% of the family's outputs as the library does: {s['llama_read_95']}/{n}; "
+                f"outputs read alike {s['llama_read_same']}/{s['llama_samples']} "
+                f"(ours: {s['read_95']}/{n}, {s['read_same']}/{s['samples']})"
+            )
+        for key in ("real", "renamed"):
+            beats = result["summary"][key]["llama_beats_ours"]
+            print(f"{key}, llama.cpp reads more outputs alike than ours: {', '.join(beats) or 'none'}")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
 
