@@ -30,8 +30,8 @@ FILES = sorted(p.name for p in CHAT_TEMPLATES.glob("*.jinja"))
 
 pytestmark = pytest.mark.skipif(not FILES, reason="../shared/chat_templates is not available")
 
-#: Chat templates nothing can be derived from (the template needs a variable no chat request has).
-NOT_DERIVED = {"fireworks-ai-llama-3-firefunction-v2.jinja"}
+#: Chat templates nothing can be derived from (none since Firefunction v2's ``functions`` is supplied).
+NOT_DERIVED: set[str] = set()
 
 #: Chat templates whose derived template reads (nearly) all the family's recorded outputs as the library
 #: does (measured with benchmarks/bench_derive.py, 2026-12-07), with the share required here.
@@ -66,13 +66,36 @@ READS_ALIKE = {
     "poolside-Laguna-XS.2.jinja": 0.95,
     "stepfun-ai-Step-3.5-Flash.jinja": 0.95,
     "unsloth-Apriel-1.5.jinja": 0.95,
+    # harmony-style channels
+    "openai-gpt-oss-120b.jinja": 0.95,
+    # the end-of-sequence token guessed by rule where the template writes eos_token
+    "Mistral-Small-3.2-24B-Instruct-2506.jinja": 0.95,
+    "mistralai-Ministral-3-14B-Reasoning-2512.jinja": 0.95,
+    "mistralai-Mistral-Nemo-Instruct-2407.jinja": 0.95,
+    # the header's last marker written again
+    "CohereForAI-c4ai-command-r-plus-tool_use.jinja": 0.95,
+    # a variable no chat request has (``functions``), supplied
+    "fireworks-ai-llama-3-firefunction-v2.jinja": 0.95,
+    # 22/36: Devstral's template shows no [THINK] reasoning
+    "unsloth-mistral-Devstral-Small-2507.jinja": 0.6,
+    # 9/12: markers read off the system prompt's prose; "Here is my thought process:" is not shown
+    "ibm-granite-granite-3.3-2B-Instruct.jinja": 0.75,
+    # the answer's closer by the naming rule ([BEGIN X] -> [END X])
+    "Apriel-1.6-15b-Thinker-fixed.jinja": 0.95,
+    # 13/16: the built-in tools' calls; raw code after <|python_tag|> is not shown
+    "meta-llama-Llama-3.1-8B-Instruct.jinja": 0.8,
+    "meta-llama-Llama-3.3-70B-Instruct.jinja": 0.8,
+    # reasoning rendered from the template's own content blocks
+    "Apertus-8B-Instruct.jinja": 0.95,
+    # 4/5: the call marker the prompt ends with; raw python code is not shown
+    "meetkai-functionary-medium-v3.2.jinja": 0.8,
     # 15/16: tool calls are read inside open reasoning (most families write them there), Reka's are not
     "Reka-Edge.jinja": 0.9,
 }
 
 #: The benchmark's floor: chat templates (of 70) whose derived template reads >=95% of the family's
-#: outputs as the library does, on the real and on the renamed run (33 measured on 2026-12-07).
-BENCH_FLOOR = 33
+#: outputs as the library does, on the real and on the renamed run (41 measured on 2026-12-07).
+BENCH_FLOOR = 41
 
 RENAMES = (
     ("<think>", "<reflect>"),

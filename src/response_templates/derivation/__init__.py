@@ -67,10 +67,12 @@ def _expected(message: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("reasoning_content", "reasoning", "thinking", "thought"):
         if message.get(key):
             out["reasoning_content"] = message[key]
-    if isinstance(message.get("content"), list):  # content blocks: thinking and text
-        blocks = message["content"]
+    blocks = message.get("content")
+    if isinstance(blocks, dict):  # content blocks in a mapping (``{"blocks": [...]}``)
+        blocks = blocks.get("blocks")
+    if isinstance(blocks, list):  # content blocks: thinking and text
         out["reasoning_content"] = "".join(b.get("thinking", "") for b in blocks) or None
-        out["content"] = "".join(b.get("text", "") for b in blocks) or None
+        out["content"] = "".join(b.get("text", "") for b in blocks if "thinking" not in b) or None
     calls = []
     for call in message.get("tool_calls") or ():
         arguments = call["function"]["arguments"]
@@ -142,6 +144,11 @@ def derive(
     findings = analyze(renderer)
     warnings = list(findings.warnings)
     warnings.extend(f"probe refused: {what}" for what in renderer.refused)
+    warnings.extend(
+        f"the chat template needs {name!r}, which no chat request has: rendered with "
+        + ("the tools as JSON text" if value else "an empty string")
+        for name, value in renderer.supplied.items()
+    )
     if "plain" not in findings.renders or (not findings.end and not findings.anchor):
         detail = "; ".join(renderer.refused) or "no probe rendered a usable assistant turn"
         raise DeriveError(f"nothing usable could be derived: {detail}", where="plain assistant turn")
@@ -159,7 +166,7 @@ def derive(
             {"probe": "self-check", "found": "renders read back", "value": f"{passed} of {total}"}
         )
         warnings.extend(f"self-check: {p}" for p in problems)
-    confidence *= 0.85**findings.guessed
+    confidence *= 0.85 ** (findings.guessed + len(renderer.supplied))
     if findings.tools is None and _has_tools(chat_template):
         confidence *= 0.9  # the model has tools, but how it calls them was not derived
     return Derivation(template, round(confidence, 3), evidence, warnings)

@@ -8,11 +8,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _text as tx
+from ._builtin import builtin_calls
 from ._calls import tools
+from ._channels import channels
 from ._findings import Findings
+from ._prose import prose
 from ._render import CALL_1, CONTENT, IDS, NEXT_USER, REASONING, TOOL_RESULT, Render, Renderer
 
-__all__ = ["Findings", "analyze"]
+__all__ = ["EOS_SPELLINGS", "Findings", "analyze"]
+
+#: The usual spellings of a tokenizer's end-of-sequence token, for a template that writes ``eos_token``.
+EOS_SPELLINGS = (
+    "</s>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<eos>",
+    "<｜end▁of▁sentence｜>",
+)
 
 
 # ------------------------------------------------------------------------------------------ turn pieces
@@ -62,9 +76,15 @@ def analyze(r: Renderer) -> Findings:
         f.note("plain", "end of turn", end)
     f.end = end
     if not r.eos_token and _writes_eos(r, plain):
+        # the turn ends with the tokenizer's end-of-sequence token, which the template does not spell:
+        # the common spellings end it (a guess; special_tokens, when given, name it)
+        f.eos_guess = list(EOS_SPELLINGS)
+        f.guessed += 1
+        f.note("plain, with a stand-in eos_token", "end of turn (eos_token, spelling guessed)", f.eos_guess)
         f.warnings.append(
-            "the chat template ends the assistant's turn with the tokenizer's eos_token, which was not "
-            "given: pass special_tokens (or a model folder) so that it ends the turn"
+            "end-of-sequence token guessed by rule: the chat template ends the assistant's turn with the "
+            f"tokenizer's eos_token, which was not given; any of {', '.join(EOS_SPELLINGS)} ends the turn. "
+            "Pass special_tokens (or a model folder) to name it"
         )
     # Before the content: the header, then perhaps an empty reasoning block or a content opener.
     before = turn[len(header) : at]
@@ -83,6 +103,7 @@ def analyze(r: Renderer) -> Findings:
     elif f.content_close and f.reasoning_close != f.content_close:
         # a closer with no opener: more of the turn's end
         f.content_close = ""
+    _answer_closer(f)
     # The anchor: the header without a reasoning block the generation prompt opens or writes empty.
     anchor = header
     for marker in (f.reasoning_open, f.reasoning_close):
@@ -102,13 +123,50 @@ def analyze(r: Renderer) -> Findings:
     tools(r, f, header)
     if f.tools is not None:
         _after_tool_result(r, f)
+        builtin_calls(r, f)
+        _call_marker_in_header(f)
+    prose(r, f)
+    channels(f)
     return f
+
+
+def _call_marker_in_header(f: Findings) -> None:
+    """A generation prompt that ends with the call marker (Functionary's ``>>>``): the marker is no part
+    of the anchor, so that the model's first call and answer start after it as later ones do."""
+    toks = tx.tokens(f.anchor)
+    last = toks[-1] if toks else ""
+    pattern = (f.tools or {}).get("open_pattern", "")
+    if not last or not f.anchor.endswith(last) or not pattern.startswith(tx.flex(last)):
+        return
+    if not f.anchor[: -len(last)].strip():
+        return
+    f.anchor = f.anchor[: -len(last)]
+    f.prompt_marker = last
+    f.note("plain", "start anchor (without the call marker the prompt ends with)", f.anchor)
+    if f.content_open:
+        f.content_open = last + f.content_open
+
+
+def _answer_closer(f: Findings) -> None:
+    """A reasoning closer that opens the answer by name (``[BEGIN FINAL RESPONSE]``): the answer may end
+    with the closer the naming rule gives it (``[END FINAL RESPONSE]``), a guess."""
+    if f.content_open or f.content_close or not re.search(r"\b(?:BEGIN|START)", f.reasoning_close):
+        return
+    closer = tx.closer_for(f.reasoning_close)
+    if not closer or closer.startswith(("</", "[/")):
+        return
+    f.content_close = closer
+    f.guessed += 1
+    f.note("reasoning markers", "answer closer (by the naming rule)", closer)
+    f.warnings.append(
+        f"the answer's closer {closer!r} is guessed from the marker {f.reasoning_close!r} that opens it"
+    )
 
 
 def _writes_eos(r: Renderer, plain: Render) -> bool:
     """Whether the template writes ``eos_token`` after the assistant's text (tried with a stand-in)."""
     stand_in = "\x00EOS\x00"
-    probe = Renderer(r.chat_template, bos_token=r.bos_token, eos_token=stand_in)
+    probe = Renderer(r.chat_template, bos_token=r.bos_token, eos_token=stand_in, supplied=dict(r.supplied))
     try:
         full = probe.render([*plain.history, plain.message], add_generation_prompt=False, **plain.kwargs)
     except Exception:  # the template refuses the stand-in: nothing learnt
@@ -206,11 +264,14 @@ def _reasoning(
             {},
         ),
     ]
+    blocks = _own_blocks(r.chat_template)
+    if blocks is not None:
+        probes.append(("reasoning as the template's own content blocks", blocks, {}))
     for name, msg, kwargs in probes:
         rendered = r.probe(name, msg, **kwargs)
         if rendered is None or REASONING not in rendered.turn:
             continue
-        if isinstance(msg["content"], list) and re.search(r"""['"]type['"]""", rendered.turn):
+        if not isinstance(msg["content"], str) and re.search(r"""['"]type['"]""", rendered.turn):
             continue  # the template printed the blocks as a list
         turn = rendered.turn
         at = turn.find(REASONING)
@@ -283,7 +344,7 @@ def _reasoning(
     for m in re.finditer(r"""split\(\s*['"](</?[^'"<>]+>)['"]""", r.chat_template):
         closer = m.group(1)
         opener = closer.replace("</", "<", 1)
-        if opener != closer and opener in r.chat_template:
+        if opener != closer:  # the opener by the naming rule, written or not
             f.reasoning_open, f.reasoning_close = opener, closer
             f.guessed += 1
             f.note("template source", "reasoning markers (split off the history)", [opener, closer])
@@ -292,6 +353,21 @@ def _reasoning(
                 "are taken from the text it splits reasoning off on"
             )
             return
+
+
+def _own_blocks(chat_template: str) -> dict[str, Any] | None:
+    """A message whose content is blocks of the types the template compares with (``block.type ==
+    'thoughts'``, ``'response'``), in a ``{"blocks": [...]}`` mapping when the template looks for one; None
+    when the template names no reasoning block type of its own."""
+    types = re.findall(r"""\.type\s*==\s*['"](\w+)['"]""", chat_template)
+    think = next((t for t in types if re.search(r"think|thought|reason", t) and t != "thinking"), None)
+    if think is None:
+        return None
+    text = next((t for t in ("response", "answer", "output", "text") if t in types), "text")
+    blocks = [{"type": think, "text": REASONING, "thinking": REASONING}, {"type": text, "text": CONTENT}]
+    if re.search(r"""['"]blocks['"]\s+in\s+\w+(?:\.content|\[['"]content['"]\])""", chat_template):
+        return {"role": "assistant", "content": {"blocks": blocks}}
+    return {"role": "assistant", "content": blocks}
 
 
 def _looks_multi(toks: list[str]) -> bool:

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from . import _text as tx
+from ._channels import channel_fields
 from ._findings import Findings
 
 __all__ = ["build"]
@@ -58,6 +59,8 @@ def build(f: Findings) -> dict[str, Any]:
             fields["call_blocks"] = {**tool, "into": "tool_calls"}
             fields.update(f.more_fields)
             extensions.append("into")
+            if any(m.get("content") == "python-calls" for m in f.more_fields.values()):
+                extensions.append("python-calls")
         else:
             fields["tool_calls"] = tool
     content: dict[str, Any] = {}
@@ -76,6 +79,20 @@ def build(f: Findings) -> dict[str, Any]:
     if closes:
         content["close"] = list(dict.fromkeys(closes))
     fields["content"] = content
+    if f.channels is not None:  # every message of the turn has a header naming its channel
+        fields = channel_fields(f)
+        extensions = []
+    if f.eos_guess:
+        _add_ends(fields, f.eos_guess)
+    if f.prompt_marker:
+        _optional_at_start(fields, f.prompt_marker)
+    repeated = _repeated_header(f)
+    if repeated:
+        # the model may write the header's last marker again (``<|CHATBOT_TOKEN|>``): it is no text
+        fields = {
+            "repeated_header": {"open_pattern": repeated, "close_pattern": r"\s*", "transform": ""},
+            **fields,
+        }
     template: dict[str, Any] = {"defaults": {"role": "assistant"}}
     if extensions:
         template["extensions"] = list(dict.fromkeys(extensions))
@@ -85,3 +102,42 @@ def build(f: Findings) -> dict[str, Any]:
         template["start_anchor_pattern"] = "^"
     template["fields"] = fields
     return template
+
+
+def _add_ends(fields: dict[str, Any], ends: list[str]) -> None:
+    """More spellings of the turn's end: every field closes on them too (a field that ends with its JSON
+    value ends there)."""
+    alts = "|".join(re.escape(e) for e in ends)
+    for name, spec in fields.items():
+        if "close" in spec:
+            close = [spec["close"]] if isinstance(spec["close"], str) else list(spec["close"])
+            spec["close"] = list(dict.fromkeys([*close, *ends]))
+        elif spec.get("close_pattern"):
+            spec["close_pattern"] = f"{spec['close_pattern']}|{alts}"
+        elif name == "content" or not spec.get("close_json"):
+            spec["close"] = list(ends)
+
+
+def _repeated_header(f: Findings) -> str:
+    """A pattern for the start anchor's last marker written again at the start of the output, or ""."""
+    last = tx.last_token(f.anchor)
+    if not re.fullmatch(r"<[^<>\n]+>|\[[^\[\]\n]+\]", last) or f.anchor.rstrip() != f.anchor:
+        return ""
+    if last in (f.end, f.reasoning_open, f.reasoning_close, f.content_open, f.content_close):
+        return ""
+    return r"^\s*" + tx.flex(last)
+
+
+def _optional_at_start(fields: dict[str, Any], marker: str) -> None:
+    """Openers that start with the marker the generation prompt ends with may start the output without it
+    (a prompt rendered without the marker)."""
+    lead = tx.flex(marker)
+    for spec in fields.values():
+        pattern = spec.get("open_pattern")
+        if pattern is None and isinstance(spec.get("open"), str) and spec["open"].startswith(marker):
+            pattern = re.escape(spec.pop("open"))
+        if isinstance(pattern, str) and pattern.startswith(lead):
+            spec["open_pattern"] = f"(?:{lead}|^)" + pattern[len(lead) :]
+            if spec.get("into") == "content":  # the answer ends where the next call starts
+                closes = spec.pop("close", [])
+                spec["close_pattern"] = "|".join([*(re.escape(c) for c in closes), f"(?={lead})"])

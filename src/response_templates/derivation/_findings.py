@@ -20,6 +20,11 @@ class Findings:
     #: What the generation prompt and the rendered turn share (the anchor and any block it pre-opens).
     header: str = ""
     end: str = ""
+    #: The call marker the generation prompt ends with (Functionary's ``>>>``), which a prompt rendered
+    #: without it leaves out: markers starting with it may then start the output without it.
+    prompt_marker: str = ""
+    #: End-of-sequence spellings guessed by rule where the template writes an ``eos_token`` not given.
+    eos_guess: list[str] = field(default_factory=list)
     reasoning_open: str = ""
     reasoning_close: str = ""
     #: The generation prompt may close reasoning before the model writes (``<think></think>``-less
@@ -32,6 +37,8 @@ class Findings:
     tools: dict[str, Any] | None = None
     #: More fields feeding the tool calls (``into``): other syntaxes the model may use.
     more_fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: A channel-style turn (harmony): the channel and message markers, channel names, the call header.
+    channels: dict[str, Any] | None = None
     evidence: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     renders: dict[str, Render] = field(default_factory=dict)

@@ -159,6 +159,8 @@ class Renderer:
     #: The history shape that worked last (tried first next time).
     _histories: list[list[dict[str, Any]]] = field(default_factory=list)
     arguments_as_string: bool = False
+    #: Variables no chat request has that the template needs, and the text supplied for them.
+    supplied: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._histories = [
@@ -191,15 +193,30 @@ class Renderer:
     def render(
         self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool, **kwargs: Any
     ) -> str:
-        return render_chat_template(
-            self.chat_template,
-            messages,
-            add_generation_prompt=add_generation_prompt,
-            tools=TOOLS,
-            bos_token=self.bos_token,
-            eos_token=self.eos_token,
-            **kwargs,
-        )
+        while True:
+            try:
+                return render_chat_template(
+                    self.chat_template,
+                    messages,
+                    add_generation_prompt=add_generation_prompt,
+                    tools=TOOLS,
+                    bos_token=self.bos_token,
+                    eos_token=self.eos_token,
+                    **{**self.supplied, **kwargs},
+                )
+            except Exception as exc:
+                if not self._supply(exc, kwargs):
+                    raise
+
+    def _supply(self, exc: Exception, kwargs: Mapping[str, Any]) -> bool:
+        """A variable no chat request has (``functions``): supply it as text (the tools as JSON when it
+        is named after them) and say whether to retry."""
+        m = re.fullmatch(r"'(\w+)' is undefined", str(exc))
+        name = m.group(1) if m and type(exc).__name__ == "UndefinedError" else None
+        if name is None or name in self.supplied or name in kwargs or len(self.supplied) >= 4:
+            return False
+        self.supplied[name] = json.dumps(TOOLS, indent=4) if re.search(r"tool|function", name) else ""
+        return True
 
     def message(
         self,

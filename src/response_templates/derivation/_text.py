@@ -114,10 +114,13 @@ def flex(literal: str) -> str:
 
 def closer_for(opener: str) -> str | None:
     """The closing marker the usual naming rules give an opening one (``<x>`` -> ``</x>``, ``[X]`` ->
-    ``[/X]``, ``<|START_X|>`` -> ``<|END_X|>``), or None."""
+    ``[/X]``, ``<|START_X|>`` -> ``<|END_X|>``, ``[BEGIN X]`` -> ``[END X]``), or None."""
     m = re.fullmatch(r"<\|START_(\w+)\|>", opener)
     if m:
         return f"<|END_{m.group(1)}|>"
+    m = re.fullmatch(r"\[BEGIN ([^\[\]]+)\]", opener)
+    if m:
+        return f"[END {m.group(1)}]"
     m = re.fullmatch(r"<\|(\w+)_start\|>", opener)
     if m:
         return f"<|{m.group(1)}_end|>"
