@@ -99,7 +99,8 @@ def test_template_file(capsys: pytest.CaptureFixture[str], tools_file: Path, tmp
 def test_a_format_that_cannot_be_written_exits_1_with_the_reason(
     capsys: pytest.CaptureFixture[str], tools_file: Path
 ) -> None:
-    code, out, err = run(capsys, "grammar", "gemma-4", "--tools", tools_file)
+    # MiniMax M3's nested XML values (a tag per object key) have no grammar yet
+    code, out, err = run(capsys, "grammar", "minimax-m3", "--tools", tools_file)
     assert code == 1 and out == ""
     assert err.startswith("error: field 'tool_calls', key 'content_args'")
 

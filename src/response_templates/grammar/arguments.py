@@ -13,8 +13,9 @@ import regex
 from ..errors import ResponseTemplateError
 from ..language import FieldSpec
 from ..tools import has_refs, relocate_refs, resolved_properties, schema_pointer, tool_schemas
-from .nodes import WS, Alt, Json, Lit, Node, Pattern, Tag, Text, optional, seq
+from .nodes import WS, Alt, Json, Lit, Node, Pattern, SharedAlt, Tag, Text, optional, seq
 from .spelling import (
+    CLASS,
     OPTIONAL,
     SPACE1,
     Piece,
@@ -140,19 +141,21 @@ def _is_string(schema: Any) -> bool:
     return _schema_kinds(schema) == {"string"}
 
 
-#: Up to this many parameters, a call may write them in any order (each at most once); a tool with more
-#: writes them in the schema's order (the choices of any order grow with the partial permutations).
+#: Up to this many parameters, a call writes them in any order, each at most once (one choice per set of
+#: parameters written: the structural tag, which has no shared rules, spells out every order).
 ANY_ORDER_MAX = 4
 
 
 def _ordered_params(tool: Tool, items: Sequence[tuple[str, Node]], separator: Node) -> Node:
     """The parameters of one call: each at most once, required ones always, optional ones when written;
-    in any order for up to :data:`ANY_ORDER_MAX` parameters, else in the schema's order."""
+    in any order for up to :data:`ANY_ORDER_MAX` parameters, else in the schema's order, each optional
+    one skippable. (A run of any parameters in any order for larger tools was tried: xgrammar does not
+    compile it inside a call inside open reasoning, and both forms must accept the same texts.)"""
     required = set(tool.required)
     if not items:
         return Lit("")
     if len(items) <= ANY_ORDER_MAX:
-        return _any_order(items, required, separator, frozenset(), True)
+        return _any_order(items, required, separator, frozenset(), True, {})
     # Each parameter may come first among those written; required ones cannot be skipped.
     options: list[Node] = []
     for first in range(len(items)):
@@ -174,18 +177,23 @@ def _any_order(
     separator: Node,
     written: frozenset[str],
     first: bool,
+    memo: dict[tuple[frozenset[str], bool], Node],
 ) -> Node:
     """The parameters not yet ``written``, in any order, each at most once; the run may end once every
-    required parameter is written."""
+    required parameter is written. The choice after each set of parameters is one shared node."""
+    key = (written, first)
+    if key in memo:
+        return memo[key]
     options: list[Node] = []
     for name, node in items:
         if name in written:
             continue
-        rest = _any_order(items, required, separator, written | {name}, False)
+        rest = _any_order(items, required, separator, written | {name}, False, memo)
         options.append(seq(node, rest) if first else seq(separator, node, rest))
     if required <= written or not options:
         options.append(Lit(""))
-    return options[0] if len(options) == 1 else Alt(tuple(options))
+    memo[key] = result = options[0] if len(options) == 1 else SharedAlt(tuple(options))
+    return result
 
 
 def spelled_nodes(
@@ -210,6 +218,9 @@ def spelled_nodes(
                 out.append(Pattern(pattern, example=" "))
         elif piece.name == OPTIONAL:
             out.append(optional(Pattern(piece.pattern)))
+        elif piece.name == CLASS:
+            sample = next((c for c in ("a", "0", "x", "_", "-") if regex.fullmatch(piece.pattern, c)), "a")
+            out.append(Pattern(piece.pattern, example=sample))
         elif piece.name in fill:
             value = fill[piece.name]
             try:
@@ -321,7 +332,8 @@ def xml_arguments(field: FieldSpec, tool: Tool) -> Node:
     excludes = (opener,) if opener else ()
     items: list[tuple[str, Node]] = []
     for name, schema in tool.properties.items():
-        string = _is_string(schema)
+        # A nullable string is raw text too (the parser reads a raw ``null`` as null, any other as a string).
+        string = _is_string(schema) or (not type_group and _schema_kinds(schema) == {"string", "null"})
         fill = {"key": name}
         if type_group:
             fill[str(type_group)] = _type_value(type_parsers, schema, string)

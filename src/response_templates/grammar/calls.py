@@ -56,6 +56,9 @@ class CallSyntax:
     array: bool
     #: The call region runs to the next call or the end of the output (no close of its own).
     open_ended: bool
+    #: Calls of another field written beside the section, opened by the section's own opener (Dots: a
+    #: JSON call in ``<dots_function_call>``, which otherwise wraps XML calls).
+    beside: tuple[Tag, ...] = ()
 
 
 def _json_path_key(source: Any) -> str | None:
@@ -70,7 +73,7 @@ def _json_path_key(source: Any) -> str | None:
 def _delimiters(
     field: FieldSpec,
     turn_ends: frozenset[str] = frozenset(),
-    joiners: list[str] | None = None,
+    joiners: list[tuple[Piece, ...]] | None = None,
     variant: tuple[list[Piece], list[Piece], list[Piece]] | None = None,
 ) -> tuple[list[Piece], list[Piece], tuple[str, str] | None, bool]:
     """``(open pieces, close pieces, section, open_ended)`` of a tool-call field.
@@ -124,7 +127,7 @@ def _delimiters(
     elif lead and joiners is not None:
         # Regions only (no free content): an optional start of the opener (``<|start|>assistant``) joins
         # one region to the next; it is written where regions follow each other.
-        joiners.append(lead)
+        joiners.append(tuple(section_open))
         close_pieces = [*close_pieces, *section_close]
     else:
         open_pieces = [*section_open, *open_pieces]
@@ -210,7 +213,7 @@ def call_syntax(
     tools: Sequence[Tool],
     parallel: bool,
     turn_ends: frozenset[str] = frozenset(),
-    joiners: list[str] | None = None,
+    joiners: list[tuple[Piece, ...]] | None = None,
     variant: tuple[list[Piece], list[Piece], list[Piece]] | None = None,
 ) -> CallSyntax:
     """How the calls of ``field`` are written for ``tools`` (raises :class:`GrammarError`)."""
@@ -226,6 +229,7 @@ def call_syntax(
     if parser == "python-calls" and args.get("name_suffix"):
         raise GrammarError("built-in call syntax (name suffix)", field=field.name, key="content_args")
     open_pieces, close_pieces, section, open_ended = _delimiters(field, turn_ends, joiners, variant)
+    open_pieces = _before_lookahead(field, open_pieces)
     assert field.open is not None
     open_key = delimiter_key(field.open, "open")
     close_nodes = spelled_nodes(close_pieces, {}, field, "close_pattern")
@@ -264,7 +268,11 @@ def call_syntax(
                 raise _dialect_error(field)
             keys = _item_keys(field, plan)
             # Each call object with its name first or last (models write both; the parser reads both).
-            orders = (False, True) if "name" in keys and not field.item_transform else (False,)
+            # (where the opener reads both: a lookahead may require the name first)
+            other = next((k for role, k in keys.items() if role != "name"), "arguments")
+            name_last = "[{" + json.dumps(other) + ": {}, " + json.dumps(keys.get("name", "name")) + ': "f"}]'
+            either = "name" in keys and not field.item_transform and _opener_reads(field, lead, name_last)
+            orders = (False, True) if either else (False,)
             variants = [(t, last) for t in tools for last in orders]
             at = ["/items"] if len(variants) == 1 else [f"/items/anyOf/{i}" for i in range(len(variants))]
             items = [
@@ -284,7 +292,7 @@ def call_syntax(
                 "a list of calls in one region must be JSON or Python", field=field.name, key="content"
             )
         tags.append(make_tag(open_nodes, seq(WS, body, WS), close_nodes))
-        return CallSyntax(field, tags, [lead], None, True, open_ended)
+        return CallSyntax(field, _other_closers(field, tags, turn_ends), [lead], None, True, open_ended)
     name = plan.name
     for tool in tools:
         if name is not None and name[0] == "capture":
@@ -306,7 +314,9 @@ def call_syntax(
                 raise GrammarError("the call's name sits deeper than the top of its JSON", field=field.name)
             arg_key = _json_path_key(plan.arguments) or "arguments"
             open_nodes = spelled_nodes(open_pieces, {}, field, open_key)
-            content = seq(WS, _name_and_arguments(tool, arg_key), WS)
+            # The arguments before the name, where the opener reads that too (no lookahead for the name).
+            either = _opener_reads(field, lead, "{" + json.dumps(arg_key) + ': {}, "name": "f"}')
+            content = seq(WS, _name_and_arguments(tool, arg_key, either), WS)
             tags.append(make_tag(open_nodes, content, close_nodes))
         elif name is not None and name[0] == "literal":
             raise GrammarError(
@@ -318,7 +328,42 @@ def call_syntax(
                 field=field.name,
                 key="transform",
             )
-    return CallSyntax(field, tags, [lead], section, False, open_ended)
+    return CallSyntax(field, _other_closers(field, tags, turn_ends), [lead], section, False, open_ended)
+
+
+#: A lookahead for one character (after optional whitespace) that ends an opener: ``(?=\s*\{)``.
+_END_LOOKAHEAD = regex.compile(r"\(\?=(?:\\s\*)?(\\?[^\\()|*+?])\)$")
+
+
+def _before_lookahead(field: FieldSpec, pieces: list[Piece]) -> list[Piece]:
+    r"""An opener that ends where a character follows (``(?=\s*\{)``) ends at the first such character:
+    an optional part before it written as a negated class run (Mistral's call id, ``[^\[]*?``) must not
+    hold that character, or the parser would end the opener inside it."""
+    if field.open is None or field.open.literals is not None:
+        return pieces
+    found = _END_LOOKAHEAD.search(str(field.open.source))
+    if found is None:
+        return pieces
+    char = found.group(1)[-1]
+    escaped = regex_escape(char)
+    return [
+        Slot(p.name, p.pattern.replace("[^", "[^" + escaped))
+        if isinstance(p, Slot) and p.name == OPTIONAL and "[^" in p.pattern
+        else p
+        for p in pieces
+    ]
+
+
+def _other_closers(field: FieldSpec, tags: list[Tag], turn_ends: frozenset[str]) -> list[Tag]:
+    """The tags, each also ended by the field's other close literals (``<|call|>`` or ``<|end|>``), which
+    the parser reads alike (not those that end the turn: the engine's stop tokens)."""
+    if field.close_json or field.close is None or field.close.literals is None:
+        return tags
+    closers = [lit for lit in field.close.literals if lit not in turn_ends]
+    others = tuple(closers[1:])
+    if not others:
+        return tags
+    return [Tag(t.begin, t.content, t.end, others) if t.end == closers[0] else t for t in tags]
 
 
 #: Whitespace JSON allows between tokens.
@@ -331,7 +376,18 @@ def _json_pattern(*parts: str) -> Pattern:
     return Pattern(_JSON_SPACE.join(regex_escape(p) for p in parts), example="".join(parts))
 
 
-def _name_and_arguments(tool: Tool, arg_key: str) -> Node:
+def _opener_reads(field: FieldSpec, lead: str, after: str) -> bool:
+    """Whether the field's opener, spelled from ``lead``, reads a call whose text goes on with ``after``
+    (a lookahead in the opener may require the body to start in one way)."""
+    if field.open is None or field.open.literals is not None:
+        return True
+    try:
+        return regex.match(str(field.open.source), lead + after, timeout=1.0) is not None
+    except (regex.error, TimeoutError):
+        return False
+
+
+def _name_and_arguments(tool: Tool, arg_key: str, either_order: bool = True) -> Node:
     """One call object, ``{"name": NAME, "arguments": ARGS}``, in either key order, with any JSON
     whitespace (``{"name":"x",...}`` compact too): the JSON parser reads all of them alike."""
     name = json.dumps(tool.name, ensure_ascii=False)
@@ -340,6 +396,8 @@ def _name_and_arguments(tool: Tool, arg_key: str) -> Node:
     name_first = seq(
         _json_pattern("{", '"name"', ":", name, ",", key, ":"), WS, arguments, _json_pattern("}")
     )
+    if not either_order:
+        return name_first
     arguments_first = seq(
         _json_pattern("{", key, ":"), WS, arguments, _json_pattern(",", '"name"', ":", name, "}")
     )

@@ -9,16 +9,21 @@ reads its arguments, and how its delimiters are spelled (:mod:`.spelling`). Ever
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import regex
 
 from ..language import FieldSpec, ResponseTemplate
 from ..parser import ResponseParser
 from .arguments import GrammarError, Tool, delimiter_key, make_tag, spell_text, spelled_nodes
-from .calls import CallSyntax, call_syntax
-from .nodes import WS, Alt, Calls, Lit, Node, Seq, Tag, Text, optional, seq
+from .calls import CallSyntax, call_syntax, top_alternatives
+from .nodes import WS, Alt, Calls, Lit, Node, Pattern, Seq, Tag, Text, example, optional, seq
 from .spelling import (
+    CLASS,
     OPTIONAL,
+    Piece,
     Slot,
     Unspellable,
     literal_text,
@@ -115,10 +120,13 @@ def derive(
         mode = "none"
     if template.implicit is None:
         return _derive_regions(template, tools, mode, named, parallel_tool_calls, reasoning, prefix)
-    reasoning_node, excludes = _reasoning(template, reasoning, prefix)
+    reasoning_node, excludes, unclosed = _reasoning(template, reasoning, prefix)
+    again = _reasoning_again(template, reasoning, prefix) if parallel_tool_calls else None
     if mode == "none" or not tools:
         excludes += _all_call_openers(template)
-        return seq(reasoning_node, Text(tuple(excludes)))
+        if again is not None:
+            return _with_again(reasoning_node, Calls(tags=(), excludes=tuple(excludes)), unclosed, again)
+        return _or_unclosed(seq(reasoning_node, Text(tuple(excludes))), unclosed)
     allowed = [t for t in tools if named is None or t.name == named]
     syntax, errors = None, []
     for field in _tool_fields(template):  # the first field whose calls can be written
@@ -133,22 +141,178 @@ def derive(
         raise errors[0]
     syntax = _with_alternative_bodies(syntax, template, allowed, parallel_tool_calls)
     at_least_one = mode in ("required", "named")
-    calls = _calls_node(syntax, at_least_one, parallel_tool_calls, tuple(excludes))
-    if mode == "auto" and parallel_tool_calls and "interleaved" in template.extensions:
+    # A region that holds a list of calls, which the parser also reads written twice (LFM2): several.
+    blocks = parallel_tool_calls and syntax.array and _reads_twice(template, prefix, syntax.tags)
+    calls = _calls_node(syntax, at_least_one, parallel_tool_calls, tuple(excludes), blocks)
+    if (
+        mode == "auto"
+        and parallel_tool_calls
+        and ("interleaved" in template.extensions or _calls_in_reasoning(template, prefix, syntax))
+    ):
         reasoning_node = _interleaved(reasoning_node, syntax)
+        again = None
+    if (
+        again is not None
+        and mode == "auto"
+        and isinstance(calls, Calls)
+        and calls.separator is None
+        and not (calls.calls_last or calls.stop_after_first or calls.at_least_one or calls.text_after)
+        and not any(again.begin.startswith(t) or t.startswith(again.begin) for t in calls.triggers)
+        and _ended_by_a_call(template, prefix, reasoning, syntax) is None
+    ):
+        return _with_again(reasoning_node, calls, unclosed, again)
     if at_least_one and reasoning_node != Lit(""):
         return seq(reasoning_node, WS, calls)  # the first call comes right after the reasoning
-    return seq(reasoning_node, calls)
+    whole = seq(reasoning_node, calls)
+    ended = _ended_by_a_call(template, prefix, reasoning, syntax)
+    if ended is not None and mode == "auto" and isinstance(calls, Calls) and calls.separator is None:
+        # The reasoning also ends where a call opens (a lookahead closer): its text runs up to the call.
+        whole = Alt((whole, seq(ended, calls)))
+    return _or_unclosed(whole, unclosed)
+
+
+def _reasoning_again(template: ResponseTemplate, reasoning: str, prefix: str | None) -> Tag | None:
+    """A reasoning block the content may hold (after some text, or a second one), or None: for
+    ``reasoning="allowed"`` and a parser that reads ``Hi <think>Hmm</think>Yes`` so, after a first block
+    as well."""
+    field = _reasoning_field(template)
+    if reasoning != "allowed" or field is None or field.open is None or field.close is None:
+        return None
+    try:
+        open_text = spell_text(field.open, field.name, delimiter_key(field.open, "open"))
+        close = spell_text(field.close, field.name, delimiter_key(field.close, "close"))
+    except GrammarError:
+        return None
+    if not open_text or not close:
+        return None
+    first = "Ok" + close if reasoning_state(template, prefix) == "open" else open_text + "Ok" + close
+    for text in (
+        "Hi " + open_text + "Hmm" + close + "Yes",
+        first + "Hi " + open_text + "Hmm" + close + "Yes",
+    ):
+        message = _reads(template, prefix, text)
+        if message is None or message.get("errors") or message.get("tool_calls"):
+            return None
+        content = message.get("content") or ""
+        if (
+            "Hmm" not in (message.get("reasoning_content") or "")
+            or "Hi" not in content
+            or "Yes" not in content
+        ):
+            return None
+    others = _other_spellings(field.close, close, template)
+    return Tag(open_text, _reopened(field), close, others)
+
+
+def _with_again(reasoning_node: Node, calls: Calls, unclosed: Node | None, again: Tag) -> Node:
+    """The output with reasoning blocks anywhere in the content (``again``, one more kind of tag among the
+    calls). The first block, when the prompt did not open it, is one of them: written before it too, an
+    opener would start two lexemes at once (the reasoning's and the content's text up to it). An output
+    that ends inside a block is text up to the opener (the content's lexeme), then the block's text."""
+    options = reasoning_node.options if isinstance(reasoning_node, Alt) else (reasoning_node,)
+    kept = tuple(o for o in options if not _opens_with(o, again.begin))
+    node: Node = Lit("") if not kept else kept[0] if len(kept) == 1 else Alt(kept)
+    content = Calls(
+        tags=(*calls.tags, again),
+        triggers=(*calls.triggers, again.begin),
+        excludes=calls.excludes,
+    )
+    tail = unclosed
+    if unclosed is not None and _opens_with(unclosed, again.begin):
+        text = Text((*calls.excludes, *calls.triggers, again.begin))
+        inner = unclosed.items[-1] if isinstance(unclosed, Seq) else Text()
+        tail = seq(text, Lit(again.begin), inner)
+    return _or_unclosed(seq(node, content), tail)
+
+
+def _opens_with(node: Node, begin: str) -> bool:
+    """Whether ``node`` is the reasoning block opened by ``begin`` (after optional whitespace)."""
+    items = node.items if isinstance(node, Seq) else (node,)
+    items = tuple(i for i in items if i != WS)
+    first = items[0] if items else None
+    return (isinstance(first, Tag) and first.begin == begin) or (
+        isinstance(first, Lit) and first.value == begin
+    )
+
+
+def _ended_by_a_call(
+    template: ResponseTemplate, prefix: str | None, reasoning: str, syntax: CallSyntax
+) -> Node | None:
+    """Where the reasoning's close reads the start of a call as its end (``(?=<tool_call>)``): what opens
+    the block (nothing when the prompt opened it), else None."""
+    field = _reasoning_field(template)
+    if reasoning == "forbidden" or field is None or field.close is None or field.close.literals is not None:
+        return None
+    state = reasoning_state(template, prefix)
+    if state == "closed":
+        return None
+    ends = False
+    for alternative in top_alternatives(str(field.close.source)):
+        if not alternative.startswith("(?="):
+            continue
+        for trigger in syntax.triggers:
+            try:
+                match = regex.match(alternative, trigger)
+            except regex.error:
+                match = None
+            ends = ends or (match is not None and match.end() == 0)
+    if not ends:
+        return None
+    if state == "open":
+        return Lit("")
+    try:
+        open_text = spell_text(field.open, field.name, delimiter_key(field.open, "open"))
+    except GrammarError:
+        return None
+    return seq(WS, Lit(open_text)) if open_text else None
+
+
+def _calls_in_reasoning(template: ResponseTemplate, prefix: str | None, syntax: CallSyntax) -> bool:
+    """Whether the grammar may let a call be written inside the reasoning block: the parser reads it as a
+    call, the reasoning going on after it (as the ``interleaved`` extension does), or as reasoning text."""
+    field = _reasoning_field(template)
+    if field is None or field.open is None or field.close is None or not syntax.tags:
+        return False
+    try:
+        open_text = spell_text(field.open, field.name, delimiter_key(field.open, "open"))
+        close = spell_text(field.close, field.name, delimiter_key(field.close, "close"))
+    except GrammarError:
+        return False
+    lead = "" if reasoning_state(template, prefix) == "open" else open_text
+    call = example(syntax.tags[0], 1)
+    message = _reads(template, prefix, lead + "Hmm " + call + " more" + close + "Done")
+    if message is None or message.get("errors") or "Done" not in (message.get("content") or ""):
+        return False
+    reasoning = message.get("reasoning_content") or ""
+    calls = len(message.get("tool_calls") or [])
+    # and a call after the reasoning block as well (a field read once may not take both)
+    after = _reads(template, prefix, lead + "Hmm " + call + " more" + close + "Done" + call)
+    if after is None or after.get("errors") or len(after.get("tool_calls") or []) != calls + 1:
+        return False
+    # read as a call, or kept in the reasoning as its text (a call token in reasoning is no call)
+    return (calls == 1 and "Hmm" in reasoning and "more" in reasoning) or (
+        calls == 0 and "Hmm " + call + " more" in reasoning
+    )
+
+
+def _or_unclosed(whole: Node, unclosed: Node | None) -> Node:
+    """The output as the grammar writes it, or (no call) one that ends inside the reasoning block."""
+    return whole if unclosed is None else Alt((whole, unclosed))
 
 
 def _interleaved(node: Node, syntax: CallSyntax) -> Node:
     """The reasoning with calls inside it (the ``interleaved`` extension: a call in an open reasoning
     block is read as a call, and the reasoning goes on after it): each reasoning tag's text becomes free
     text with calls, ending at the reasoning's closer."""
-    if isinstance(node, Tag) and isinstance(node.content, Text) and node.end:
-        inner = _calls_node(syntax, False, True, (*node.content.excludes, *node.ends))
+    items = node.content.items if isinstance(node, Tag) and isinstance(node.content, Seq) else ()
+    if isinstance(node, Tag) and node.end and isinstance(items[-1] if items else node.content, Text):
+        text = items[-1] if items else node.content
+        assert isinstance(text, Text)
+        if any(trigger in text.excludes for trigger in syntax.triggers):
+            return node  # text that holds no call opener (before a stray close) stays so
+        inner = _calls_node(syntax, False, True, (*text.excludes, *node.ends))
         if isinstance(inner, Calls) and inner.separator is None and not inner.calls_last:
-            return Tag(node.begin, inner, node.end, node.other_ends)
+            return Tag(node.begin, seq(*items[:-1], inner), node.end, node.other_ends)
         return node
     if isinstance(node, Alt):
         return Alt(tuple(_interleaved(option, syntax) for option in node.options))
@@ -163,7 +327,9 @@ def _with_alternative_bodies(
     """Another tool-call field with the same opener and closer, which a lookahead tells apart by its body
     (LFM2: ``<|tool_call_start|>`` then a Python call list, or a JSON list), adds its body as an
     alternative inside the same tag."""
-    if not syntax.array or len(syntax.tags) != 1 or syntax.section is not None:
+    if not syntax.array:
+        return _with_alternative_calls(syntax, template, tools, parallel)
+    if len(syntax.tags) != 1 or syntax.section is not None:
         return syntax
     (tag,) = syntax.tags
     bodies = [tag.content]
@@ -187,6 +353,46 @@ def _with_alternative_bodies(
         return syntax
     merged = Tag(tag.begin, Alt(tuple(bodies)), tag.end, tag.other_ends)
     return CallSyntax(syntax.field, [merged], syntax.triggers, None, True, syntax.open_ended)
+
+
+def _with_alternative_calls(
+    syntax: CallSyntax, template: ResponseTemplate, tools: Sequence[Tool], parallel: bool
+) -> CallSyntax:
+    """Another tool-call field whose calls open and close as these do (the same section, the same begin
+    and end strings), told apart by their body (K2 Horizon: XML parameters, or a JSON call object after
+    ``<ifm|tool_call>``): its calls are written too."""
+    begins = {(t.begin, t.ends) for t in syntax.tags}
+    tags = list(syntax.tags)
+    beside: list[Tag] = []
+    for field in _tool_fields(template):
+        if field is syntax.field:
+            continue
+        try:
+            other = call_syntax(field, tools, parallel, _turn_ends(template))
+        except GrammarError:
+            continue
+        if (
+            not other.array
+            and other.section == syntax.section
+            and other.open_ended == syntax.open_ended
+            and other.triggers == syntax.triggers
+            and all((t.begin, t.ends) in begins for t in other.tags)
+        ):
+            tags.extend(t for t in other.tags if t not in tags)
+        elif (
+            syntax.section is not None
+            and not other.array
+            and other.section is None
+            and other.open_ended == syntax.open_ended
+            and other.tags
+            and all((t.begin, t.end) == syntax.section for t in other.tags)
+        ):
+            beside.extend(t for t in other.tags if t not in beside)
+    if len(tags) == len(syntax.tags) and not beside:
+        return syntax
+    return CallSyntax(
+        syntax.field, tags, syntax.triggers, syntax.section, False, syntax.open_ended, tuple(beside)
+    )
 
 
 def _turn_ends(template: ResponseTemplate) -> frozenset[str]:
@@ -224,15 +430,43 @@ def _run_tags(tags: Sequence[Tag]) -> tuple[Tag, ...]:
     return tuple(Tag(t.begin, seq(t.content, Lit(t.end), WS), "") for t in tags)
 
 
-def _calls_node(syntax: CallSyntax, at_least_one: bool, parallel: bool, excludes: tuple[str, ...]) -> Node:
+def _reads_twice(template: ResponseTemplate, prefix: str | None, tags: Sequence[Tag]) -> bool:
+    """Whether the parser reads two call regions written one after the other as the calls of both."""
+    if len(tags) != 1:
+        return False
+    text = example(tags[0], 1)
+    once, twice = _reads(template, prefix, text), _reads(template, prefix, text + text)
+    if once is None or twice is None or twice.get("errors"):
+        return False
+    calls = len(once.get("tool_calls") or [])
+    return calls > 0 and len(twice.get("tool_calls") or []) == 2 * calls
+
+
+def _calls_node(
+    syntax: CallSyntax,
+    at_least_one: bool,
+    parallel: bool,
+    excludes: tuple[str, ...],
+    blocks: bool = False,
+) -> Node:
     stop = not parallel
     if syntax.section is not None:
         open_, close = syntax.section
         inner = Calls(tags=_run_tags(syntax.tags), separator="", at_least_one=True, stop_after_first=stop)
         tag = Tag(open_, seq(WS, inner), close)
+        # The section's opener is optional: a call may also stand alone, without the section around it.
+        # (and then end with the section's closer, or not).
+        bare = tuple(
+            Tag(t.begin, seq(t.content, Lit(t.end), optional(seq(WS, Lit(close)))), "")
+            for t in syntax.tags
+            if any(t.begin.startswith(g) for g in syntax.triggers)
+            # (a trigger that starts the section's opener would end free text there: ``<tool_call`` and
+            # ``<tool_calls>``)
+            and not any(open_.startswith(g) or g.startswith(open_) for g in syntax.triggers)
+        )
         return Calls(
-            tags=(tag,),
-            triggers=(open_,),
+            tags=(tag, *bare, *syntax.beside),
+            triggers=(open_, *(g for g in syntax.triggers if bare and g != open_)),
             at_least_one=at_least_one,
             stop_after_first=stop,
             excludes=excludes,
@@ -247,7 +481,8 @@ def _calls_node(syntax: CallSyntax, at_least_one: bool, parallel: bool, excludes
             excludes=excludes,
             calls_last=True,
         )
-    once = syntax.array and not syntax.field.repeats  # one region holds every call of the turn
+    # one region holds every call of the turn
+    once = syntax.array and not syntax.field.repeats and not blocks
     return Calls(
         tags=tuple(syntax.tags),
         triggers=tuple(syntax.triggers),
@@ -269,14 +504,135 @@ def _opens_without_text(field: FieldSpec) -> bool:
         return False
 
 
-def _reasoning(template: ResponseTemplate, reasoning: str, prefix: str | None) -> tuple[Node, list[str]]:
-    """The reasoning part of the grammar, and what the content after it must not contain."""
+def _reads(template: ResponseTemplate, prefix: str | None, text: str) -> Mapping[str, Any] | None:
+    """How the parser reads ``text`` after ``prefix`` (None if it does not read it)."""
+    from ..whole import parse_response
+
+    try:
+        message = parse_response(text, template, prefix=prefix or "", errors="keep", missing_anchor="parse")
+    except Exception:  # a probe: anything the parser refuses is "not read"
+        return None
+    return message if isinstance(message, Mapping) else None
+
+
+def _stray_close(template: ResponseTemplate, prefix: str | None, close: str) -> str | None:
+    """How the parser reads a reasoning close with no opener before it (``Hmm</think>Yes``) in a message
+    without calls: ``"reasoning"`` (the text before it), ``"content"`` (all of it, the close kept in the
+    content or dropped), or None (otherwise, or not alike for every probe)."""
+    kinds = set()
+    for before in ("Hmm", ""):
+        message = _reads(template, prefix, before + close + "Yes")
+        if message is None or message.get("tool_calls") or message.get("errors"):
+            return None
+        reasoning = (message.get("reasoning_content") or "").strip()
+        content = (message.get("content") or "").strip()
+        if not content.endswith("Yes"):
+            return None
+        if reasoning == before and not content.startswith(before + close):
+            kinds.add("reasoning" if before else "")
+        elif not reasoning and content.startswith(before):
+            kinds.add("content")
+        else:
+            return None
+    kinds.discard("")
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _doubled(pattern: Any, text: str) -> bool:
+    """Whether a delimiter's pattern also reads its text written twice (``<think>(?:\\s*<think>)?``)."""
+    if pattern is None or pattern.literals is not None:
+        return False
+    try:
+        return regex.fullmatch(str(pattern.source), text + "\n" + text) is not None
+    except regex.error:
+        return False
+
+
+def _other_spellings(delim: Any, canonical: str, template: ResponseTemplate) -> tuple[str, ...]:
+    """The other texts a delimiter's pattern reads, besides its one spelling (``</ifm|think_fast>`` beside
+    ``</ifm|think>``), when the pattern reads a few fixed texts only (whitespace it allows left out); not
+    those that end the turn (the engine's stop tokens)."""
+    if delim is None or delim.literals is not None:
+        return ()
+    implicit = template.implicit
+    ends = _turn_ends(template)
+    end_pattern = implicit.close.source if implicit is not None and implicit.close is not None else None
+    out: list[str] = []
+    for text in _finite_texts(str(delim.source)) or []:
+        if not text or text == canonical or text in ends or text in out:
+            continue
+        if end_pattern is not None and regex.fullmatch(str(end_pattern), text):
+            continue
+        out.append(text)
+    return tuple(out)
+
+
+def _finite_texts(source: str, limit: int = 8) -> list[str] | None:
+    """Every text a pattern of fixed texts, choices, optional parts and whitespace matches (whitespace as
+    nothing), or None (a class, a repeat, too many)."""
+    sre: Any = importlib.import_module("re._parser")
+    try:
+        tree = sre.parse(source)
+    except Exception:  # any pattern the stdlib cannot read: no texts
+        return None
+
+    def walk(items: Any) -> list[str] | None:
+        texts = [""]
+        for op, arg in items:
+            name = str(op)
+            if name == "LITERAL":
+                options: list[str] | None = [chr(arg)]
+            elif name == "SUBPATTERN":
+                options = walk(arg[3])
+            elif name == "BRANCH":
+                options = []
+                for branch in arg[1]:
+                    sub = walk(branch)
+                    if sub is None:
+                        return None
+                    options.extend(sub)
+            elif name in ("MAX_REPEAT", "MIN_REPEAT") and str(arg[2][0][0]) == "IN" and arg[0] == 0:
+                options = [""]  # whitespace the pattern allows (``\s*``): written as nothing
+            elif name in ("MAX_REPEAT", "MIN_REPEAT") and (arg[0], arg[1]) == (0, 1):
+                sub = walk(arg[2])
+                options = None if sub is None else ["", *sub]
+            elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+                options = [""]
+            else:
+                return None
+            if options is None:
+                return None
+            texts = [t + o for t in texts for o in options]
+            if len(texts) > limit:
+                return None
+        return texts
+
+    return walk(list(tree))
+
+
+def _reopened(field: FieldSpec) -> Node:
+    """The text of a reasoning block, after its opener: a doubled opener the template reads as one
+    (``<think>\n<think>``) may write the opener once more first."""
+    try:
+        open_text = spell_text(field.open, field.name, delimiter_key(field.open, "open"))
+    except GrammarError:
+        return Text()
+    if open_text and _doubled(field.open, open_text):
+        return seq(optional(seq(WS, Lit(open_text))), Text())
+    return Text()
+
+
+def _reasoning(
+    template: ResponseTemplate, reasoning: str, prefix: str | None
+) -> tuple[Node, list[str], Node | None]:
+    """The reasoning part of the grammar, what the content after it must not contain, and (or None) the
+    whole output when it ends inside the reasoning block (a block the turn's stop token closes)."""
     field = _reasoning_field(template)
     state = reasoning_state(template, prefix)
     if field is None:
         if reasoning == "required":
             raise GrammarError("reasoning 'required', but the template has no reasoning field")
-        return Lit(""), []
+        return Lit(""), [], None
     assert field.open is not None
     close = (
         spell_text(field.close, field.name, delimiter_key(field.close, "close"))
@@ -286,38 +642,52 @@ def _reasoning(template: ResponseTemplate, reasoning: str, prefix: str | None) -
     if not close:
         if reasoning == "required":
             raise GrammarError("the reasoning has no close delimiter to write", field=field.name, key="close")
-        return Lit(""), []
+        return Lit(""), [], None
+    # A block the turn's stop token closes too (``[/THINK]`` or ``</s>``) may run to the end of the output.
+    closes = field.close.literals if field.close is not None and field.close.literals is not None else ()
+    to_the_end = reasoning != "forbidden" and any(end in _turn_ends(template) for end in closes)
+    call_openers = tuple(_all_call_openers(template))
     if state == "open":
         if reasoning == "forbidden":
-            return Lit(close), []
-        return Tag("", Text(), close), []
+            return Lit(close), [], None
+        others = _other_spellings(field.close, close, template)
+        return Tag("", Text(), close, others), [], (Text() if to_the_end else None)
     if state == "closed":
         if reasoning == "required":
             raise GrammarError("reasoning 'required', but the prompt already closed the reasoning block")
-        return Lit(""), []
+        return Lit(""), [], None
     open_text = spell_text(field.open, field.name, delimiter_key(field.open, "open"))
     orphan = _opens_without_text(field)
+    stray = None if orphan or reasoning == "forbidden" else _stray_close(template, prefix, close)
+    if stray == "content" and reasoning == "required":
+        stray = None  # a stray close read as content writes no reasoning
     if not open_text:
         if reasoning == "required":
             raise GrammarError(
                 "the reasoning's open delimiter writes no text", field=field.name, key="open_pattern"
             )
-        return Lit(""), []
+        return Lit(""), [], None
     if reasoning == "forbidden":
-        return Lit(""), [open_text]
-    options: list[Node] = [seq(WS, Tag(open_text, Text(), close))]
-    if orphan:
-        options.append(Tag("", Text(), close))
+        return Lit(""), [open_text], None
+    inner = _reopened(field)
+    others = _other_spellings(field.close, close, template)
+    options: list[Node] = [seq(WS, Tag(open_text, inner, close, others))]
+    if orphan or stray:
+        # A close with no opener, which the parser reads (the text before it as reasoning, or all of it as
+        # content): text before it holds no opener of anything.
+        options.append(Tag("", Text((open_text, *call_openers)), close, others))
     if reasoning == "allowed":
         options.append(Lit(""))
     node = options[0] if len(options) == 1 else Alt(tuple(options))
-    return node, [open_text] + ([close] if orphan else [])
+    tail = seq(WS, Lit(open_text), inner) if to_the_end else None
+    # Where the text before a stray close is reasoning, the content after the reasoning holds no close.
+    return node, [open_text] + ([close] if orphan or stray == "reasoning" else []), tail
 
 
 # ------------------------------------------------------------------------- templates without free content
 
 
-def _region_opens(field: FieldSpec, joiners: list[str]) -> list[tuple[str, Node]]:
+def _region_opens(field: FieldSpec, joiners: list[tuple[Piece, ...]]) -> list[tuple[str, Node]]:
     """Every spelling of a region's opener (``<|channel|>(?:final|commentary)``) as ``(begin, rest)``:
     the fixed text it starts with, and the rest (whitespace, optional parts, more text) as a node; an
     optional start of it (``(?:<|start|>assistant)?``) becomes a joiner."""
@@ -327,10 +697,9 @@ def _region_opens(field: FieldSpec, joiners: list[str]) -> list[tuple[str, Node]
     key = "open_pattern"
     out: list[tuple[str, Node]] = []
     for lead, body, _ in spell_parts_variants(str(field.open.source)):
-        lead_text = literal_text(strip_space(lead))
-        if lead_text:
-            joiners.append(lead_text)
-        if any(isinstance(p, Slot) and p.name not in ("", OPTIONAL) for p in body):
+        if literal_text(strip_space(lead)):
+            joiners.append(tuple(lead))
+        if any(isinstance(p, Slot) and p.name not in ("", OPTIONAL, CLASS) for p in body):
             continue
         nodes = spelled_nodes(body, {}, field, key)
         while nodes and nodes[0] == WS:
@@ -358,13 +727,13 @@ def _region_ends(field: FieldSpec) -> tuple[str, ...]:
     return (text,)
 
 
-def _text_regions(field: FieldSpec, joiners: list[str]) -> list[Tag]:
+def _text_regions(field: FieldSpec, joiners: list[tuple[Piece, ...]]) -> list[Tag]:
     ends = _region_ends(field)
     return [Tag(begin, seq(rest, Text()), ends[0], ends[1:]) for begin, rest in _region_opens(field, joiners)]
 
 
 def _call_variants(
-    field: FieldSpec, tools: Sequence[Tool], parallel: bool, joiners: list[str]
+    field: FieldSpec, tools: Sequence[Tool], parallel: bool, joiners: list[tuple[Piece, ...]]
 ) -> list[CallSyntax]:
     """The call syntax for each spelling of the opener (harmony: ``to=`` before or after the channel)."""
     if field.open is None or field.open.literals is not None:
@@ -390,23 +759,43 @@ def _call_variants(
     return out
 
 
-def _with_joiners(tags: Sequence[Tag], joiners: Sequence[str]) -> tuple[Tag, ...]:
-    """Each tag as written first and as written after another region (with a joiner before it)."""
+def _with_joiners(tags: Sequence[Tag], joiners: Sequence[tuple[Piece, ...]]) -> tuple[Tag, ...]:
+    """Each tag as written first and as written after another region (with a joiner before it, spelled
+    with the whitespace it allows: ``<|start|> assistant``)."""
     out = list(tags)
     for joiner in dict.fromkeys(joiners):
+        nodes: list[Node] = []
+        for piece in joiner:
+            if isinstance(piece, str):
+                nodes.append(Lit(piece))
+            elif piece.name == OPTIONAL:
+                nodes.append(optional(Pattern(piece.pattern)))
+            elif not piece.name:
+                nodes.append(WS if regex.fullmatch(piece.pattern, "") else Pattern(piece.pattern))
+        text = literal_text(strip_space(list(joiner))) or ""
+        begin = ""
+        while nodes and isinstance(nodes[0], Lit):
+            first = nodes.pop(0)
+            assert isinstance(first, Lit)
+            begin += first.value
+        spaced = bool(nodes) and not isinstance(nodes[-1], Lit)
         out.extend(
-            Tag(joiner + t.begin, t.content, t.end, t.other_ends)
+            Tag(begin, seq(*nodes, Lit(t.begin), t.content), t.end, t.other_ends)
+            if nodes
+            else Tag(begin + t.begin, t.content, t.end, t.other_ends)
             for t in tags
             # a joiner never runs into a word (``<|start|>assistant`` + ``to=``: written with a space)
-            if t.begin and not (joiner[-1:].isalnum() and t.begin[:1].isalnum())
+            if t.begin and (spaced or not (text[-1:].isalnum() and t.begin[:1].isalnum()))
         )
     return tuple(out)
 
 
 def _run(tags: Sequence[Tag], at_least_one: bool, stop: bool = False) -> Node:
+    """A run of regions, one after the other, with whitespace (which the parser skips) after each."""
     if not tags:
         return Lit("")
-    return Calls(tags=tuple(tags), separator="", at_least_one=at_least_one, stop_after_first=stop)
+    spaced = tuple(Tag(t.begin, seq(Tag("", t.content, t.end, t.other_ends), WS), "") for t in tags)
+    return Calls(tags=spaced, separator="", at_least_one=at_least_one, stop_after_first=stop)
 
 
 def _derive_regions(
@@ -420,7 +809,7 @@ def _derive_regions(
 ) -> Node:
     """A template whose every part is an explicit region (harmony channels, Solar Open, Kimi K3): the
     output is a run of regions (reasoning first, then content and calls) with nothing between them."""
-    joiners: list[str] = []
+    joiners: list[tuple[Piece, ...]] = []
     content_fields = [f for f in template.fields if f.output_key == "content" and f.open is not None]
     content_tags = [tag for f in content_fields for tag in _text_regions(f, joiners)]
     call_tags: list[Tag] = []
@@ -464,7 +853,11 @@ def _derive_regions(
             raise GrammarError("reasoning 'required', but the template has no reasoning field")
     elif state == "open":
         ends = _region_ends(thinking)
-        reasoning_node = Lit(ends[0]) if reasoning == "forbidden" else Tag("", Text(), ends[0], ends[1:])
+        reasoning_node = (
+            Lit(ends[0])
+            if reasoning == "forbidden"
+            else seq(Tag("", _reopened(thinking), ends[0], ends[1:]), WS)
+        )
     elif state == "closed":
         if reasoning == "required":
             raise GrammarError("reasoning 'required', but the prompt already closed the reasoning block")

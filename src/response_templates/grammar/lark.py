@@ -19,9 +19,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from .nodes import WS, Alt, Calls, DialectValue, Json, Lit, Node, Pattern, Seq, Tag, Text, seq
+from .nodes import WS, Alt, Calls, DialectValue, Json, Lit, Node, Pattern, Seq, SharedAlt, Tag, Text, seq
 
 __all__ = ["to_lark"]
+
+#: Whitespace the template requires (``\\s+``), as :func:`.arguments.spelled_nodes` writes it.
+_SPACE1 = Pattern("[ \\t\\r\\n]+", example=" ")
 
 _REGEX_META = set("\\.+*?()|[]{}^$#&-~/")
 
@@ -63,6 +66,8 @@ class _Writer:
         self.text_terminals: dict[tuple[str, ...], str] = {}
         self.json_rules: dict[str, str] = {}
         self.text_rules: dict[tuple[tuple[str, ...], str], str] = {}
+        # By the node's identity (the node kept, so that its id is not reused): its rule's name.
+        self.shared_rules: dict[int, tuple[Node, str]] = {}
 
     def _name(self, prefix: str) -> str:
         self.counter += 1
@@ -174,7 +179,7 @@ class _Writer:
                 self.rules.append(f"{name}: %json {json.dumps(node.schema, ensure_ascii=False)}")
             return name, False
         if isinstance(node, DialectValue):  # any value of a JSON dialect: rules of its own
-            from .dialects import lark_any_value
+            from .anyvalue import lark_any_value
 
             return lark_any_value(self, node), False
         if isinstance(node, Text):
@@ -193,13 +198,15 @@ class _Writer:
                     skip = False
                     continue
                 after_item = items[index + 1] if index + 1 < len(items) else None
-                if item == WS and isinstance(after_item, Lit) and self._first_text(after_item.value):
-                    # Optional whitespace and the text after it are one lexeme: separate, a greedy lexer
-                    # could not tell `` to=`` from another token that starts with whitespace.
+                space = "*" if item == WS else "+" if item == _SPACE1 else None
+                if space and isinstance(after_item, Lit) and self._first_text(after_item.value):
+                    # Whitespace (optional or not) and the text after it are one lexeme: separate, a greedy
+                    # lexer could not tell `` to=`` from another token that starts with whitespace.
                     head = self._first_text(after_item.value)
                     rest = after_item.value[len(head) :]
                     parts.append(
-                        f"/[ \\t\\r\\n]*{regex_escape(head)}/" + (f" {self.literal(rest)}" if rest else "")
+                        f"/[ \\t\\r\\n]{space}{regex_escape(head)}/"
+                        + (f" {self.literal(rest)}" if rest else "")
                     )
                     skip = True
                     continue
@@ -222,6 +229,14 @@ class _Writer:
                     else:
                         consumed = True
             return " ".join(p for p in parts if p != '""') or '""', consumed
+        if isinstance(node, SharedAlt):
+            shared = self.shared_rules.get(id(node))
+            if shared is None:
+                expr, _ = self.node(Alt(node.options))
+                shared = (node, self._name("any"))
+                self.shared_rules[id(node)] = shared
+                self.rules.append(f"{shared[1]}: {expr}")
+            return shared[1], False
         if isinstance(node, Alt):
             options = [o for o in node.options if not (isinstance(o, Lit) and not o.value)]
             empty = len(options) < len(node.options)
@@ -238,14 +253,15 @@ class _Writer:
         if tag.other_ends:
             items = tag.content.items if isinstance(tag.content, Seq) else (tag.content,)
             if isinstance(items[-1], Text):
-                head = " ".join(self.node(item)[0] for item in items[:-1])
+                # one sequence, so that whitespace joins the text after it (see node)
+                head = self.node(seq(*items[:-1]))[0] if items[:-1] else ""
                 options = [self.text_until(items[-1].excludes, end) for end in tag.ends]
                 name = self._name("t")
                 self.rules.append(f"{name}: " + " | ".join(options))
                 return " ".join(p for p in (begin, head, name) if p and p != '""')
-            content, _ = self.node(tag.content)
-            ends = " | ".join(self.literal(end) for end in tag.ends)
-            return f"{begin} {content} ({ends})".strip()
+            # each end after the content, so that text at the end of the content stops at it (lazily)
+            options = [self.node(seq(tag.content, Lit(end)))[0] for end in tag.ends]
+            return f"{begin} ({' | '.join(options)})".strip()
         # begin, content and end as one sequence, so that text before the end is one lazy lexeme and
         # whitespace before it joins it
         whole, _ = self.node(seq(Lit(tag.begin[skip:]), tag.content, Lit(tag.end)))

@@ -31,6 +31,7 @@ __all__ = [
     "Node",
     "Pattern",
     "Seq",
+    "SharedAlt",
     "Tag",
     "Text",
     "structural_tag_format",
@@ -80,6 +81,12 @@ class Seq:
 @dataclass(frozen=True)
 class Alt:
     options: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class SharedAlt(Alt):
+    """A choice that occurs at several places of the tree (the same object): the Lark grammar writes it
+    once, as a rule (the parameters of a call in any order share the rest of each order)."""
 
 
 @dataclass(frozen=True)
@@ -147,38 +154,61 @@ def optional(node: Node) -> Node:
     return Alt((node, Lit("")))
 
 
-def _tag_dict(tag: Tag) -> dict[str, Any]:
+def _tag_dict(tag: Tag, closers: tuple[str, ...] = ()) -> dict[str, Any]:
     end: str | list[str] = list(tag.ends) if tag.other_ends else tag.end
-    return {"type": "tag", "begin": tag.begin, "content": structural_tag_format(tag.content), "end": end}
+    own = tuple(e for e in tag.ends if e.strip())
+    inner = tuple(dict.fromkeys((*closers, *own)))
+    content = structural_tag_format(tag.content, inner, own)
+    return {"type": "tag", "begin": tag.begin, "content": content, "end": end}
 
 
-def structural_tag_format(node: Node) -> dict[str, Any]:
-    """The xgrammar structural-tag ``format`` object of a node."""
+def structural_tag_format(
+    node: Node, closers: tuple[str, ...] = (), own: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The xgrammar structural-tag ``format`` object of a node.
+
+    ``closers`` are the ends of the tags around the node (``own``: those of the innermost one). No JSON
+    string and no free text inside may contain one: the parser ends the region at the first closer it
+    meets, so a value holding one would be cut there. xgrammar takes a delimiter that is not a special
+    token of the tokenizer as ordinary text, and would write it inside a string; the Lark form needs no
+    such list, since llguidance never writes a special token inside a lexeme. (Free text right inside a
+    tag already ends at that tag's own end, so only the outer closers are listed for it.)
+    """
     if isinstance(node, Lit):
         return {"type": "const_string", "value": node.value}
     if isinstance(node, Json):
-        return {"type": "json_schema", "json_schema": node.schema}
+        out_json: dict[str, Any] = {"type": "json_schema", "json_schema": node.schema}
+        if closers:
+            out_json["excludes"] = list(closers)
+        return out_json
     if isinstance(node, Text):
         out: dict[str, Any] = {"type": "any_text"}
-        if node.excludes:
-            out["excludes"] = list(node.excludes)
+        excludes = list(dict.fromkeys((*node.excludes, *(c for c in closers if c not in own))))
+        if excludes:
+            out["excludes"] = excludes
         return out
     if isinstance(node, Pattern):
         return {"type": "regex", "pattern": node.pattern}
     if isinstance(node, DialectValue):
-        from .dialects import ebnf_any_value
+        from .anyvalue import ebnf_any_value
 
         return {"type": "grammar", "grammar": ebnf_any_value(node)}
     if isinstance(node, Seq):
-        return {"type": "sequence", "elements": [structural_tag_format(item) for item in node.items]}
+        return {
+            "type": "sequence",
+            "elements": [structural_tag_format(item, closers, own) for item in node.items],
+        }
     if isinstance(node, Alt):
-        return {"type": "or", "elements": [structural_tag_format(item) for item in node.options]}
+        return {
+            "type": "or",
+            "elements": [structural_tag_format(item, closers, own) for item in node.options],
+        }
     if isinstance(node, Tag):
-        return _tag_dict(node)
+        return _tag_dict(node, closers)
     if node.separator is not None:
         return {
             "type": "tags_with_separator",
-            "tags": [_tag_dict(tag) for tag in node.tags],
+            "tags": [_tag_dict(tag, closers) for tag in node.tags],
             "separator": node.separator,
             "at_least_one": node.at_least_one,
             "stop_after_first": node.stop_after_first,
@@ -186,21 +216,21 @@ def structural_tag_format(node: Node) -> dict[str, Any]:
     if node.calls_last:
         run: dict[str, Any] = {
             "type": "tags_with_separator",
-            "tags": [_tag_dict(tag) for tag in node.tags],
+            "tags": [_tag_dict(tag, closers) for tag in node.tags],
             "separator": "",
             "at_least_one": True,
             "stop_after_first": node.stop_after_first,
         }
         if node.at_least_one:
             return run
-        text = structural_tag_format(Text(tuple(node.triggers) + node.excludes))
+        text = structural_tag_format(Text(tuple(node.triggers) + node.excludes), closers, own)
         return {"type": "or", "elements": [text, {"type": "sequence", "elements": [text, run]}]}
     if node.text_after and node.stop_after_first:
-        text = structural_tag_format(Text(tuple(node.triggers) + node.excludes))
+        text = structural_tag_format(Text(tuple(node.triggers) + node.excludes), closers, own)
         tag = (
-            {"type": "or", "elements": [_tag_dict(t) for t in node.tags]}
+            {"type": "or", "elements": [_tag_dict(t, closers) for t in node.tags]}
             if len(node.tags) > 1
-            else _tag_dict(node.tags[0])
+            else _tag_dict(node.tags[0], closers)
         )
         if node.at_least_one:
             return {"type": "sequence", "elements": [tag, text]}
@@ -208,7 +238,7 @@ def structural_tag_format(node: Node) -> dict[str, Any]:
     result: dict[str, Any] = {
         "type": "triggered_tags",
         "triggers": list(node.triggers),
-        "tags": [_tag_dict(tag) for tag in node.tags],
+        "tags": [_tag_dict(tag, closers) for tag in node.tags],
         "at_least_one": node.at_least_one,
         "stop_after_first": node.stop_after_first,
     }
@@ -268,7 +298,7 @@ def example(node: Node, calls: int = 2) -> str:
     if isinstance(node, Pattern):
         return node.example
     if isinstance(node, DialectValue):
-        from .dialects import example_any_value
+        from .anyvalue import example_any_value
 
         return example_any_value(node)
     if isinstance(node, Seq):

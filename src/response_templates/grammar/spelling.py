@@ -26,6 +26,7 @@ from typing import Any
 import regex
 
 __all__ = [
+    "CLASS",
     "OPTIONAL",
     "SPACE",
     "SPACE1",
@@ -60,6 +61,10 @@ Piece = str | Slot
 
 #: The name of a slot for an optional part: its pattern may match or not (``(?:json)?``).
 OPTIONAL = "?"
+
+#: The name of a slot for a run of a character class after the opener's text (``\w+``), written as the
+#: pattern it is.
+CLASS = "+"
 
 #: Whitespace the template allows between two parts (``\s*``), and at least one whitespace (``\s+``).
 SPACE = Slot("", "[ \\t\\r\\n]*")
@@ -213,6 +218,18 @@ class _Speller:
                 lo, hi, sub = arg
                 if self.is_blank(sub):
                     pieces.append(self.blank(lo, hi, sub))
+                    continue
+                if (
+                    lo <= 1
+                    and hi == _c.MAXREPEAT
+                    and self.after_text
+                    and not self.including
+                    and len(sub) == 1
+                    and str(sub[0][0]) == "IN"
+                ):
+                    # A run of a class after the opener's text (``<tool_call>\s*\w+\n``, ``[^<]*``): any
+                    # text the class reads, as the pattern it is.
+                    pieces.append(Slot(CLASS, self.unparse([(_c.MAX_REPEAT, (lo, hi, sub))])))
                     continue
                 if lo == 0 and hi == 1 and self.repeats_text(pieces, sub):
                     # A repeated opener (``<think>(?:\s*<think>)?``) reads a doubled delimiter as one: the
