@@ -54,31 +54,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 import library_samples as ls  # noqa: E402 -- the tests' sample harness
 import response_templates as rt  # noqa: E402
 from _common import format_table  # noqa: E402
+from marker_renames import RENAMES, rename  # noqa: E402
 from response_templates import library  # noqa: E402
 
 CHAT_TEMPLATES = ROOT.parent / "shared" / "chat_templates"
-RENAMES = (
-    ("<think>", "<reflect>"),
-    ("</think>", "</reflect>"),
-    ("<tool_call>", "<invoke>"),
-    ("</tool_call>", "</invoke>"),
-)
-
-
-def rename(text: str) -> str:
-    for old, new in RENAMES:
-        text = text.replace(old, new)
-    return text
-
-
-def rename_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return rename(value)
-    if isinstance(value, list):
-        return [rename_value(v) for v in value]
-    if isinstance(value, dict):
-        return {k: rename_value(v) for k, v in value.items()}
-    return value
 
 
 def family_of_file() -> dict[str, str]:
@@ -329,7 +308,7 @@ def run(only: str | None, llama: LlamaCpp | None = None) -> dict[str, Any]:
                 for sample, prefix, tools, got_lib in samples.get(family or "", []):
                     raw = without_end_token(sample["raw"], end)
                     if renamed:
-                        raw, prefix, got_lib = rename(raw), rename(prefix), rename_value(got_lib)
+                        raw, prefix, got_lib = rename(raw), rename(prefix), rename(got_lib)
                     cases.append((raw, prefix, tools, got_lib, enable_thinking(sample)))
                 llamacpp_row(llama, text, cases, row)
             try:
@@ -349,7 +328,7 @@ def run(only: str | None, llama: LlamaCpp | None = None) -> dict[str, Any]:
             for sample, prefix, tools, got_lib in samples.get(family or "", []):
                 raw = sample["raw"]
                 if renamed:
-                    raw, prefix, got_lib = rename(raw), rename(prefix), rename_value(got_lib)
+                    raw, prefix, got_lib = rename(raw), rename(prefix), rename(got_lib)
                 total += 1
                 try:
                     got = rt.parse_response(raw, d.template, prefix=prefix, tools=tools)

@@ -20,6 +20,7 @@ pytest.importorskip("jinja2")
 import library_samples as ls
 import response_templates as rt
 from cli_runs import run
+from marker_renames import rename
 from response_templates import library
 from response_templates.derivation import Derivation, derive
 from response_templates.errors import DeriveError
@@ -96,25 +97,6 @@ READS_ALIKE = {
 #: The benchmark's floor: chat templates (of 70) whose derived template reads >=95% of the family's
 #: outputs as the library does, on the real and on the renamed run (41 measured on 2026-12-07).
 BENCH_FLOOR = 41
-
-RENAMES = (
-    ("<think>", "<reflect>"),
-    ("</think>", "</reflect>"),
-    ("<tool_call>", "<invoke>"),
-    ("</tool_call>", "</invoke>"),
-)
-
-
-def rename(value: Any) -> Any:
-    if isinstance(value, str):
-        for old, new in RENAMES:
-            value = value.replace(old, new)
-        return value
-    if isinstance(value, list):
-        return [rename(v) for v in value]
-    if isinstance(value, dict):
-        return {k: rename(v) for k, v in value.items()}
-    return value
 
 
 @cache
