@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from ..verify import render_chat_template
+from ._text import common_prefix
 
 __all__ = [
     "CALL_1",
@@ -91,7 +92,7 @@ class Render:
             k = _always_prompted(self.base, self.full)
             if k is not None:
                 return k, k + len(self.full) - len(self.base)
-        return _common_prefix(self.base, self.full), len(self.full)
+        return common_prefix(self.base, self.full), len(self.full)
 
     @property
     def turn(self) -> str:
@@ -106,7 +107,7 @@ class Render:
             k = _always_prompted(self.base, self.full)
             if k is not None:
                 return self.base[k:]
-        return self.prompt[_common_prefix(self.base, self.prompt) :]
+        return self.prompt[common_prefix(self.base, self.prompt) :]
 
 
 def _always_prompted(base: str, full: str) -> int | None:
@@ -119,7 +120,7 @@ def _always_prompted(base: str, full: str) -> int | None:
     grow = len(full) - len(base)
     if grow <= 0:
         return None
-    top = _common_prefix(base, full)
+    top = common_prefix(base, full)
     valid: list[int] = []
     for k in range(top, -1, -1):  # the splits that fit form one run
         if base[k:] == full[k + grow :]:
@@ -137,15 +138,6 @@ def _always_prompted(base: str, full: str) -> int | None:
             if ends:
                 return ends[0]
     return valid[0]
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 @dataclass
@@ -286,6 +278,6 @@ class Renderer:
                     prompt = self.render(history, add_generation_prompt=True, **kwargs)
                 except Exception:
                     continue
-                out[name] = prompt[_common_prefix(base, prompt) :]
+                out[name] = prompt[common_prefix(base, prompt) :]
                 break
         return out
