@@ -227,6 +227,14 @@ def records_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes]
     return path, fresh.stdout
 
 
+def _foreground_signals() -> None:
+    """The run gets SIGINT and SIGTERM as a command started from a shell in the foreground does: a test
+    runner's process may ignore SIGINT (some earlier test in the same worker, Ray's start-up), and an
+    ignored disposition is inherited across exec, which the command then respects (a background job)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 class Running:
     """``parse --jsonl - -o OUT -j 2`` fed 6.5 MB through a pipe that stays open: it parses and writes
     what it has, then waits for more."""
@@ -237,7 +245,10 @@ class Running:
         self.stderr = out.with_name("stderr.txt")
         with self.stderr.open("wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "response_templates", *self.argv], stdin=subprocess.PIPE, stderr=err
+                [sys.executable, "-m", "response_templates", *self.argv],
+                stdin=subprocess.PIPE,
+                stderr=err,
+                preexec_fn=_foreground_signals,
             )
         assert self.proc.stdin is not None
         self.proc.stdin.write(data[: int(6.5 * 2**20)])
