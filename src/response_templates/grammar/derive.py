@@ -9,26 +9,32 @@ reads its arguments, and how its delimiters are spelled (:mod:`.spelling`). Ever
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import regex
 
 from ..language import FieldSpec, ResponseTemplate
-from ..parser import ResponseParser
 from .arguments import GrammarError, Tool, delimiter_key, make_tag, spell_text, spelled_nodes
 from .calls import CallSyntax, call_syntax, top_alternatives
 from .nodes import WS, Alt, Calls, Lit, Node, Pattern, Seq, Tag, Text, example, optional, seq
+from .reasoning import (
+    all_call_openers,
+    call_fields,
+    other_spellings,
+    reads,
+    reasoning_field,
+    reasoning_region,
+    reasoning_state,
+    reopened,
+    turn_ends,
+)
 from .spelling import (
     CLASS,
     OPTIONAL,
     Piece,
     Slot,
-    Unspellable,
     literal_text,
-    spell_branches,
-    spell_parts,
     spell_parts_variants,
     strip_space,
 )
@@ -39,42 +45,9 @@ __all__ = ["derive", "reasoning_state", "tool_fields"]
 # ----------------------------------------------------------------------------------------- the whole
 
 
-def _reasoning_field(template: ResponseTemplate) -> FieldSpec | None:
-    for field in template.fields:
-        if field.output_key == "reasoning_content" and field.open is not None:
-            return field
-    return None
-
-
 def tool_fields(template: ResponseTemplate) -> list[FieldSpec]:
     """The template's tool-call fields, ``tool_calls`` first (none: the template reads no call)."""
-    return _tool_fields(template)
-
-
-def _tool_fields(template: ResponseTemplate) -> list[FieldSpec]:
-    fields = [f for f in template.fields if f.output_key == "tool_calls" and not f.implicit]
-    fields.sort(key=lambda f: f.name != "tool_calls")
-    return fields
-
-
-def reasoning_state(template: ResponseTemplate, prefix: str | None) -> str:
-    """``"open"`` (the prompt leaves reasoning open), ``"closed"`` (the prompt wrote it) or ``"none"``."""
-    field = _reasoning_field(template)
-    if field is None or not prefix:
-        return "none"
-    parser = ResponseParser(template, prefix=prefix, errors="keep")
-    # A delimiter at the very end of the prompt may still be held back (``<think>\\s*`` could grow): one
-    # more character, which cannot extend a delimiter's text, settles it.
-    events = [*parser.initial_events, *parser.feed("\x00")]
-    state = "none"
-    for event in events:
-        if event.get("field") != field.name:
-            continue
-        if event["type"] == "region_open":
-            state = "open"
-        elif event["type"] == "region_close":
-            state = "closed"
-    return state
+    return call_fields(template)
 
 
 def _choice(tool_choice: Any, tools: Sequence[Tool]) -> tuple[str, str | None]:
@@ -109,7 +82,7 @@ def derive(
     if reasoning not in ("allowed", "required", "forbidden"):
         raise GrammarError(f"reasoning must be 'allowed', 'required' or 'forbidden', got {reasoning!r}")
     mode, named = _choice(tool_choice, tools)
-    if not _tool_fields(template):
+    if not call_fields(template):
         # No tool-call field: the template reads no call, so ``auto`` is ``none``; a forced call cannot
         # be written.
         if mode in ("required", "named"):
@@ -120,18 +93,18 @@ def derive(
         mode = "none"
     if template.implicit is None:
         return _derive_regions(template, tools, mode, named, parallel_tool_calls, reasoning, prefix)
-    reasoning_node, excludes, unclosed = _reasoning(template, reasoning, prefix)
+    reasoning_node, excludes, unclosed = reasoning_region(template, reasoning, prefix)
     again = _reasoning_again(template, reasoning, prefix) if parallel_tool_calls else None
     if mode == "none" or not tools:
-        excludes += _all_call_openers(template)
+        excludes += all_call_openers(template)
         if again is not None:
             return _with_again(reasoning_node, Calls(tags=(), excludes=tuple(excludes)), unclosed, again)
         return _or_unclosed(seq(reasoning_node, Text(tuple(excludes))), unclosed)
     allowed = [t for t in tools if named is None or t.name == named]
     syntax, errors = None, []
-    for field in _tool_fields(template):  # the first field whose calls can be written
+    for field in call_fields(template):  # the first field whose calls can be written
         try:
-            syntax = call_syntax(field, allowed, parallel_tool_calls, _turn_ends(template))
+            syntax = call_syntax(field, allowed, parallel_tool_calls, turn_ends(template))
             break
         except GrammarError as exc:
             errors.append(exc)
@@ -175,7 +148,7 @@ def _reasoning_again(template: ResponseTemplate, reasoning: str, prefix: str | N
     """A reasoning block the content may hold (after some text, or a second one), or None: for
     ``reasoning="allowed"`` and a parser that reads ``Hi <think>Hmm</think>Yes`` so, after a first block
     as well."""
-    field = _reasoning_field(template)
+    field = reasoning_field(template)
     if reasoning != "allowed" or field is None or field.open is None or field.close is None:
         return None
     try:
@@ -190,7 +163,7 @@ def _reasoning_again(template: ResponseTemplate, reasoning: str, prefix: str | N
         "Hi " + open_text + "Hmm" + close + "Yes",
         first + "Hi " + open_text + "Hmm" + close + "Yes",
     ):
-        message = _reads(template, prefix, text)
+        message = reads(template, prefix, text)
         if message is None or message.get("errors") or message.get("tool_calls"):
             return None
         content = message.get("content") or ""
@@ -200,8 +173,8 @@ def _reasoning_again(template: ResponseTemplate, reasoning: str, prefix: str | N
             or "Yes" not in content
         ):
             return None
-    others = _other_spellings(field.close, close, template)
-    return Tag(open_text, _reopened(field), close, others)
+    others = other_spellings(field.close, close, template)
+    return Tag(open_text, reopened(field), close, others)
 
 
 def _with_again(reasoning_node: Node, calls: Calls, unclosed: Node | None, again: Tag) -> Node:
@@ -240,7 +213,7 @@ def _ended_by_a_call(
 ) -> Node | None:
     """Where the reasoning's close reads the start of a call as its end (``(?=<tool_call>)``): what opens
     the block (nothing when the prompt opened it), else None."""
-    field = _reasoning_field(template)
+    field = reasoning_field(template)
     if reasoning == "forbidden" or field is None or field.close is None or field.close.literals is not None:
         return None
     state = reasoning_state(template, prefix)
@@ -270,7 +243,7 @@ def _ended_by_a_call(
 def _calls_in_reasoning(template: ResponseTemplate, prefix: str | None, syntax: CallSyntax) -> bool:
     """Whether the grammar may let a call be written inside the reasoning block: the parser reads it as a
     call, the reasoning going on after it (as the ``interleaved`` extension does), or as reasoning text."""
-    field = _reasoning_field(template)
+    field = reasoning_field(template)
     if field is None or field.open is None or field.close is None or not syntax.tags:
         return False
     try:
@@ -280,13 +253,13 @@ def _calls_in_reasoning(template: ResponseTemplate, prefix: str | None, syntax: 
         return False
     lead = "" if reasoning_state(template, prefix) == "open" else open_text
     call = example(syntax.tags[0], 1)
-    message = _reads(template, prefix, lead + "Hmm " + call + " more" + close + "Done")
+    message = reads(template, prefix, lead + "Hmm " + call + " more" + close + "Done")
     if message is None or message.get("errors") or "Done" not in (message.get("content") or ""):
         return False
     reasoning = message.get("reasoning_content") or ""
     calls = len(message.get("tool_calls") or [])
     # and a call after the reasoning block as well (a field read once may not take both)
-    after = _reads(template, prefix, lead + "Hmm " + call + " more" + close + "Done" + call)
+    after = reads(template, prefix, lead + "Hmm " + call + " more" + close + "Done" + call)
     if after is None or after.get("errors") or len(after.get("tool_calls") or []) != calls + 1:
         return False
     # read as a call, or kept in the reasoning as its text (a call token in reasoning is no call)
@@ -333,11 +306,11 @@ def _with_alternative_bodies(
         return syntax
     (tag,) = syntax.tags
     bodies = [tag.content]
-    for field in _tool_fields(template):
+    for field in call_fields(template):
         if field is syntax.field:
             continue
         try:
-            other = call_syntax(field, tools, parallel, _turn_ends(template))
+            other = call_syntax(field, tools, parallel, turn_ends(template))
         except GrammarError:
             continue
         if (
@@ -364,11 +337,11 @@ def _with_alternative_calls(
     begins = {(t.begin, t.ends) for t in syntax.tags}
     tags = list(syntax.tags)
     beside: list[Tag] = []
-    for field in _tool_fields(template):
+    for field in call_fields(template):
         if field is syntax.field:
             continue
         try:
-            other = call_syntax(field, tools, parallel, _turn_ends(template))
+            other = call_syntax(field, tools, parallel, turn_ends(template))
         except GrammarError:
             continue
         if (
@@ -395,35 +368,6 @@ def _with_alternative_calls(
     )
 
 
-def _turn_ends(template: ResponseTemplate) -> frozenset[str]:
-    implicit = template.implicit
-    if implicit is None or implicit.close is None or implicit.close.literals is None:
-        return frozenset()
-    return frozenset(implicit.close.literals)
-
-
-def _all_call_openers(template: ResponseTemplate) -> list[str]:
-    out: list[str] = []
-    for field in _tool_fields(template):
-        if field.open is None:
-            continue
-        if field.open.literals is not None:
-            out.extend(field.open.literals)
-            continue
-        try:
-            lead, body, _ = spell_parts(str(field.open.source))
-        except Unspellable:
-            continue
-        text = literal_text(lead) or ""
-        for piece in body:
-            if not isinstance(piece, str):
-                break
-            text += piece
-        if text:
-            out.append(text)
-    return out
-
-
 def _run_tags(tags: Sequence[Tag]) -> tuple[Tag, ...]:
     """Tags for a run of calls written one after the other: each ends with its end string and any
     whitespace (a run's separator is fixed text, so whitespace between calls belongs to the calls)."""
@@ -435,7 +379,7 @@ def _reads_twice(template: ResponseTemplate, prefix: str | None, tags: Sequence[
     if len(tags) != 1:
         return False
     text = example(tags[0], 1)
-    once, twice = _reads(template, prefix, text), _reads(template, prefix, text + text)
+    once, twice = reads(template, prefix, text), reads(template, prefix, text + text)
     if once is None or twice is None or twice.get("errors"):
         return False
     calls = len(once.get("tool_calls") or [])
@@ -491,200 +435,6 @@ def _calls_node(
         excludes=excludes,
         text_after=once,
     )
-
-
-def _opens_without_text(field: FieldSpec) -> bool:
-    """Whether the reasoning may start without its open delimiter (an alternative such as
-    ``^\\s*(?=</think>)``: the close alone ends text that was reasoning)."""
-    if field.open is None or field.open.literals is not None:
-        return False
-    try:
-        return any(not strip_space(branch) for branch in spell_branches(str(field.open.source)))
-    except Unspellable:
-        return False
-
-
-def _reads(template: ResponseTemplate, prefix: str | None, text: str) -> Mapping[str, Any] | None:
-    """How the parser reads ``text`` after ``prefix`` (None if it does not read it)."""
-    from ..whole import parse_response
-
-    try:
-        message = parse_response(text, template, prefix=prefix or "", errors="keep", missing_anchor="parse")
-    except Exception:  # a probe: anything the parser refuses is "not read"
-        return None
-    return message if isinstance(message, Mapping) else None
-
-
-def _stray_close(template: ResponseTemplate, prefix: str | None, close: str) -> str | None:
-    """How the parser reads a reasoning close with no opener before it (``Hmm</think>Yes``) in a message
-    without calls: ``"reasoning"`` (the text before it), ``"content"`` (all of it, the close kept in the
-    content or dropped), or None (otherwise, or not alike for every probe)."""
-    kinds = set()
-    for before in ("Hmm", ""):
-        message = _reads(template, prefix, before + close + "Yes")
-        if message is None or message.get("tool_calls") or message.get("errors"):
-            return None
-        reasoning = (message.get("reasoning_content") or "").strip()
-        content = (message.get("content") or "").strip()
-        if not content.endswith("Yes"):
-            return None
-        if reasoning == before and not content.startswith(before + close):
-            kinds.add("reasoning" if before else "")
-        elif not reasoning and content.startswith(before):
-            kinds.add("content")
-        else:
-            return None
-    kinds.discard("")
-    return kinds.pop() if len(kinds) == 1 else None
-
-
-def _doubled(pattern: Any, text: str) -> bool:
-    """Whether a delimiter's pattern also reads its text written twice (``<think>(?:\\s*<think>)?``)."""
-    if pattern is None or pattern.literals is not None:
-        return False
-    try:
-        return regex.fullmatch(str(pattern.source), text + "\n" + text) is not None
-    except regex.error:
-        return False
-
-
-def _other_spellings(delim: Any, canonical: str, template: ResponseTemplate) -> tuple[str, ...]:
-    """The other texts a delimiter's pattern reads, besides its one spelling (``</ifm|think_fast>`` beside
-    ``</ifm|think>``), when the pattern reads a few fixed texts only (whitespace it allows left out); not
-    those that end the turn (the engine's stop tokens)."""
-    if delim is None or delim.literals is not None:
-        return ()
-    implicit = template.implicit
-    ends = _turn_ends(template)
-    end_pattern = implicit.close.source if implicit is not None and implicit.close is not None else None
-    out: list[str] = []
-    for text in _finite_texts(str(delim.source)) or []:
-        if not text or text == canonical or text in ends or text in out:
-            continue
-        if end_pattern is not None and regex.fullmatch(str(end_pattern), text):
-            continue
-        out.append(text)
-    return tuple(out)
-
-
-def _finite_texts(source: str, limit: int = 8) -> list[str] | None:
-    """Every text a pattern of fixed texts, choices, optional parts and whitespace matches (whitespace as
-    nothing), or None (a class, a repeat, too many)."""
-    sre: Any = importlib.import_module("re._parser")
-    try:
-        tree = sre.parse(source)
-    except Exception:  # any pattern the stdlib cannot read: no texts
-        return None
-
-    def walk(items: Any) -> list[str] | None:
-        texts = [""]
-        for op, arg in items:
-            name = str(op)
-            if name == "LITERAL":
-                options: list[str] | None = [chr(arg)]
-            elif name == "SUBPATTERN":
-                options = walk(arg[3])
-            elif name == "BRANCH":
-                options = []
-                for branch in arg[1]:
-                    sub = walk(branch)
-                    if sub is None:
-                        return None
-                    options.extend(sub)
-            elif name in ("MAX_REPEAT", "MIN_REPEAT") and str(arg[2][0][0]) == "IN" and arg[0] == 0:
-                options = [""]  # whitespace the pattern allows (``\s*``): written as nothing
-            elif name in ("MAX_REPEAT", "MIN_REPEAT") and (arg[0], arg[1]) == (0, 1):
-                sub = walk(arg[2])
-                options = None if sub is None else ["", *sub]
-            elif name in ("AT", "ASSERT", "ASSERT_NOT"):
-                options = [""]
-            else:
-                return None
-            if options is None:
-                return None
-            texts = [t + o for t in texts for o in options]
-            if len(texts) > limit:
-                return None
-        return texts
-
-    return walk(list(tree))
-
-
-def _reopened(field: FieldSpec) -> Node:
-    """The text of a reasoning block, after its opener: a doubled opener the template reads as one
-    (``<think>\n<think>``) may write the opener once more first."""
-    try:
-        open_text = spell_text(field.open, field.name, delimiter_key(field.open, "open"))
-    except GrammarError:
-        return Text()
-    if open_text and _doubled(field.open, open_text):
-        return seq(optional(seq(WS, Lit(open_text))), Text())
-    return Text()
-
-
-def _reasoning(
-    template: ResponseTemplate, reasoning: str, prefix: str | None
-) -> tuple[Node, list[str], Node | None]:
-    """The reasoning part of the grammar, what the content after it must not contain, and (or None) the
-    whole output when it ends inside the reasoning block (a block the turn's stop token closes)."""
-    field = _reasoning_field(template)
-    state = reasoning_state(template, prefix)
-    if field is None:
-        if reasoning == "required":
-            raise GrammarError("reasoning 'required', but the template has no reasoning field")
-        return Lit(""), [], None
-    assert field.open is not None
-    close = (
-        spell_text(field.close, field.name, delimiter_key(field.close, "close"))
-        if field.close is not None
-        else ""
-    )
-    if not close:
-        if reasoning == "required":
-            raise GrammarError("the reasoning has no close delimiter to write", field=field.name, key="close")
-        return Lit(""), [], None
-    # A block the turn's stop token closes too (``[/THINK]`` or ``</s>``) may run to the end of the output.
-    closes = field.close.literals if field.close is not None and field.close.literals is not None else ()
-    to_the_end = reasoning != "forbidden" and any(end in _turn_ends(template) for end in closes)
-    call_openers = tuple(_all_call_openers(template))
-    if state == "open":
-        if reasoning == "forbidden":
-            return Lit(close), [], None
-        others = _other_spellings(field.close, close, template)
-        return Tag("", Text(), close, others), [], (Text() if to_the_end else None)
-    if state == "closed":
-        if reasoning == "required":
-            raise GrammarError("reasoning 'required', but the prompt already closed the reasoning block")
-        return Lit(""), [], None
-    open_text = spell_text(field.open, field.name, delimiter_key(field.open, "open"))
-    orphan = _opens_without_text(field)
-    stray = None if orphan or reasoning == "forbidden" else _stray_close(template, prefix, close)
-    if stray == "content" and reasoning == "required":
-        stray = None  # a stray close read as content writes no reasoning
-    if not open_text:
-        if reasoning == "required":
-            raise GrammarError(
-                "the reasoning's open delimiter writes no text", field=field.name, key="open_pattern"
-            )
-        return Lit(""), [], None
-    if reasoning == "forbidden":
-        return Lit(""), [open_text], None
-    inner = _reopened(field)
-    others = _other_spellings(field.close, close, template)
-    options: list[Node] = [seq(WS, Tag(open_text, inner, close, others))]
-    if orphan or stray:
-        # A close with no opener, which the parser reads (the text before it as reasoning, or all of it as
-        # content): text before it holds no opener of anything.
-        options.append(Tag("", Text((open_text, *call_openers)), close, others))
-    if reasoning == "allowed":
-        options.append(Lit(""))
-    node = options[0] if len(options) == 1 else Alt(tuple(options))
-    tail = seq(WS, Lit(open_text), inner) if to_the_end else None
-    # Where the text before a stray close is reasoning, the content after the reasoning holds no close.
-    return node, [open_text] + ([close] if orphan or stray == "reasoning" else []), tail
-
-
-# ------------------------------------------------------------------------- templates without free content
 
 
 def _region_opens(field: FieldSpec, joiners: list[tuple[Piece, ...]]) -> list[tuple[str, Node]]:
@@ -816,7 +566,7 @@ def _derive_regions(
     if mode != "none" and tools:
         allowed = [t for t in tools if named is None or t.name == named]
         syntaxes, errors = [], []
-        for field in _tool_fields(template):
+        for field in call_fields(template):
             try:
                 syntaxes = _call_variants(field, allowed, parallel, joiners)
                 break
@@ -845,7 +595,7 @@ def _derive_regions(
             else:
                 call_tags.extend(t for t in syntax.tags if t not in call_tags)
     # Reasoning.
-    thinking = _reasoning_field(template)
+    thinking = reasoning_field(template)
     state = reasoning_state(template, prefix)
     reasoning_node: Node = Lit("")
     if thinking is None:
@@ -856,7 +606,7 @@ def _derive_regions(
         reasoning_node = (
             Lit(ends[0])
             if reasoning == "forbidden"
-            else seq(Tag("", _reopened(thinking), ends[0], ends[1:]), WS)
+            else seq(Tag("", reopened(thinking), ends[0], ends[1:]), WS)
         )
     elif state == "closed":
         if reasoning == "required":
