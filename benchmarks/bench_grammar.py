@@ -167,10 +167,11 @@ def completeness_report(families: Sequence[str] | None, markdown: bool, json_pat
     cases = [c for c in gh.sample_cases()[0] if c.family in wanted and not c.incomplete]
     tag: dict[str, bool | None] = {}
     lark: dict[str, bool] = {}
+    xh: Any = None
+    if xgr is not None:
+        import xgrammar_harness as xh
     for case in cases:
-        if xgr is not None:
-            import xgrammar_harness as xh
-
+        if xh is not None:
             v = xh.judge_case(case)
             tag[case.id], lark[case.id] = v.tag, v.lark
         else:

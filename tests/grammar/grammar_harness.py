@@ -443,7 +443,7 @@ def incompleteness(template: Any, raw: str, prefix: str, problems: Sequence[str]
     A region that runs to the end of the turn by design (no close delimiter) is not cut.
     """
     from response_templates.grammar import _resolve
-    from response_templates.grammar.derive import _turn_ends
+    from response_templates.grammar.reasoning import turn_ends as _turn_ends
     from response_templates.parser import ResponseParser
 
     if problems:

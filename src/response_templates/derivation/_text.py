@@ -40,12 +40,7 @@ def common_prefix(a: str, b: str) -> int:
 
 
 def common_suffix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(reversed(a), reversed(b), strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+    return common_prefix(a[::-1], b[::-1])
 
 
 def prefix_at_boundary(a: str, b: str) -> str:
