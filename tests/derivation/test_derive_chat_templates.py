@@ -90,13 +90,13 @@ READS_ALIKE = {
     "Apertus-8B-Instruct.jinja": 0.95,
     # 4/5: the call marker the prompt ends with; raw python code is not shown
     "meetkai-functionary-medium-v3.2.jinja": 0.8,
-    # 15/16: tool calls are read inside open reasoning (most families write them there), Reka's are not
-    "Reka-Edge.jinja": 0.9,
+    # a plain-tag call inside open reasoning stays reasoning text, as Reka's library template reads it
+    "Reka-Edge.jinja": 0.95,
 }
 
 #: The benchmark's floor: chat templates (of 70) whose derived template reads >=95% of the family's
-#: outputs as the library does, on the real and on the renamed run (41 measured on 2026-12-07).
-BENCH_FLOOR = 41
+#: outputs as the library does, on the real and on the renamed run (42 measured on 2026-12-07).
+BENCH_FLOOR = 42
 
 
 @cache
@@ -356,6 +356,16 @@ def test_a_call_marker_before_another_syntax_is_text() -> None:
     assert "tool_calls" not in message and message["content"].startswith("<tool_call>")
 
 
+def test_a_plain_tag_call_inside_open_reasoning_is_reasoning_text() -> None:
+    # Reka writes <tool_call> as plain text: inside open reasoning it is the model thinking about a call
+    d = derived("Reka-Edge.jinja")
+    assert "within" not in d.template["fields"]["tool_calls"]
+    out = 'Maybe <tool_call>{"name": "f", "arguments": {}}</tool_call> hmm</think><tool_call>{"name": "g", "arguments": {}}</tool_call>'
+    message = parse("Reka-Edge.jinja", out, "assistant: <think>\n")
+    assert message["reasoning_content"].startswith("Maybe <tool_call>")
+    assert [c["function"]["name"] for c in message["tool_calls"]] == ["g"]
+
+
 def test_calls_may_interrupt_open_reasoning() -> None:
     d = derived("Qwen3.5-4B.jinja")
     assert d.template["fields"]["tool_calls"]["within"] == ["reasoning_content"]
@@ -488,3 +498,6 @@ def test_the_benchmark_does_not_fall_below_its_floor(monkeypatch: pytest.MonkeyP
     summary = bench.run(None)["summary"]
     assert summary["real"]["read_95"] >= BENCH_FLOOR, summary["real"]
     assert summary["renamed"]["read_95"] == summary["real"]["read_95"], summary
+    # the ceiling: what no derivation from the chat template alone can read (docs/derive.md)
+    assert summary["real"]["read_95"] <= summary["real"]["reachable_95"] < 70, summary["real"]
+    assert summary["renamed"]["reachable_95"] == summary["real"]["reachable_95"], summary

@@ -51,7 +51,7 @@ def build(f: Findings) -> dict[str, Any]:
             extensions.append("item-transform")
         if tool.get("close_pattern") is None:
             tool.pop("close_pattern", None)
-        if "reasoning_content" in fields:
+        if "reasoning_content" in fields and _call_in_reasoning_is_a_call(tool):
             # a model may call tools before it closes its reasoning: the call interrupts the reasoning
             tool["within"] = ["reasoning_content"]
             extensions.append("interleaved")
@@ -102,6 +102,23 @@ def build(f: Findings) -> dict[str, Any]:
         template["start_anchor_pattern"] = "^"
     template["fields"] = fields
     return template
+
+
+#: Markers that look like a tokenizer's control tokens (``<|tool_call_begin|>``, ``<｜tool▁calls▁begin｜>``,
+#: ``[TOOL_CALLS]``), not like text a model might quote.
+_CONTROL_MARKER = re.compile(r"<\\?\||<｜|\\?\[[A-Z_]+\\?\]")
+
+
+def _call_in_reasoning_is_a_call(tool: dict[str, Any]) -> bool:
+    """Whether a call written inside open reasoning is read as a call (``within``) rather than as part
+    of the reasoning: when its opener is a control-token-like marker, or its arguments are XML parameters
+    (a structure no one writes by accident). A plain tag such as ``<tool_call>`` inside the reasoning is
+    as likely the model thinking about a call, and stays reasoning text."""
+    if tool.get("content") == "xml-inline":
+        return True
+    opener = tool.get("open") or tool.get("open_pattern") or ""
+    openers = [opener] if isinstance(opener, str) else list(opener)
+    return any(_CONTROL_MARKER.search(o) for o in openers)
 
 
 def _add_ends(fields: dict[str, Any], ends: list[str]) -> None:
