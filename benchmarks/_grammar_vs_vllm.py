@@ -53,6 +53,7 @@ import xgrammar_harness as xh  # noqa: E402
 
 import response_templates as rt  # noqa: E402
 from response_templates import grammar, library  # noqa: E402
+from response_templates.export.literal import FOR_VLLM  # noqa: E402
 
 MODES = ("auto", "required")
 
@@ -155,12 +156,13 @@ def _vllm_accepts(xe: xh.XEngine, bt: vh.BeamTag, raw: str) -> bool:
 def literal_verdict(
     family: str, cases: Sequence[gh.SampleCase], xe: xh.XEngine
 ) -> tuple[str, list[str], vh.Exported | None]:
-    """Whether a stricter spelling of the export is derived by vLLM for ``required`` (with the walk
-    tools and the plain prompt) and compiled by xgrammar while vLLM's parser reads every recorded output of the family as with
-    the export as it is: ``"as is"``, ``"yes"`` (with the changes), or ``"no: ..."``."""
+    """Whether a stricter spelling of the lenient export (``literal=False``) is derived by vLLM for
+    ``required`` (with the walk tools and the plain prompt) and compiled by xgrammar while vLLM's parser
+    reads every recorded output of the family as with the lenient export: ``"as is"``, ``"yes"`` (with the
+    changes), ``"loses N output(s)"`` or ``"no: ..."``."""
     from vllm.parser.chat_parsing.response_parser import parse_response as vllm_parse
 
-    ex = vh.exported(family)
+    ex = vh.exported(family, literal=False)
     if ex.data is None or ex.template is None:
         return "no: " + vh.short(ex.error or "no export", 80), [], None
     prompt = library.family(family).generation_prompt
@@ -254,18 +256,50 @@ def family_row(family: str, cases: Sequence[gh.SampleCase], walks: int, steps: i
             if side.compile_ms is None:
                 side.compile_ms = _median_ms(xe, tag, reps)
                 side.mask_us = xe.mask_us(compiled, steps, family)
-    row.literal, row.literal_changes, variant = literal_verdict(
-        family, [c for c in cases if c.family == family], xh.xengine_for(fallback)
-    )
-    if variant is not None:
-        row.literal_req_accepted = 0
-        for case in mine:
-            if case.message.get("tool_calls") and case.tools:
-                _, engine, _ = _ours(family, case.tools, "required", case.prefix)
-                xe = xh.xengine_for(engine or fallback)
-                bt = vh.beam_tag(variant, case.tools, "required", prefix=case.prefix)
-                row.literal_req_accepted += _vllm_accepts(xe, bt, case.raw)
+    lit = literal_row(family, cases)
+    row.literal, row.literal_changes, row.literal_req_accepted = lit.verdict, lit.changes, lit.req_accepted
     return row
+
+
+@dataclass
+class Literal:
+    """:func:`literal_row`'s answer."""
+
+    verdict: str
+    changes: list[str]
+    #: vLLM's ``required`` tag from the literal spelling: recorded outputs with calls it accepts (None
+    #: when there is no literal spelling vLLM takes), and how many ours accepts, of ``req_counted``.
+    req_accepted: int | None
+    ours_req_accepted: int
+    req_counted: int
+
+    @property
+    def loses_nothing(self) -> bool:
+        """vLLM's parser reads every recorded output as before, and its grammar accepts at least as many
+        of those with calls as ours: the export may be spelled so (``export.literal.FOR_VLLM``)."""
+        return self.verdict == "yes" and (self.req_accepted or 0) >= self.ours_req_accepted
+
+
+def literal_row(family: str, cases: Sequence[gh.SampleCase]) -> Literal:
+    """Could the family's export be spelled literally for vLLM's derivation, losing nothing?"""
+    fallback = gh.engine_for(_family_tokens(family))
+    mine = [c for c in cases if c.family == family and not c.problems]
+    verdict, changes, variant = literal_verdict(family, mine, xh.xengine_for(fallback))
+    lit = Literal(verdict, changes, None, 0, 0)
+    if variant is None:
+        return lit
+    for case in mine:
+        if not (case.message.get("tool_calls") and case.tools):
+            continue
+        lit.req_counted += 1
+        g, engine, _ = _ours(family, case.tools, "required", case.prefix)
+        xe = xh.xengine_for(engine or fallback)
+        if g is not None:
+            with contextlib.suppress(ValueError):
+                lit.ours_req_accepted += xe.accepts(xe.compile(g.structural_tag), case.raw)[0]
+        bt = vh.beam_tag(variant, case.tools, "required", prefix=case.prefix)
+        lit.req_accepted = (lit.req_accepted or 0) + _vllm_accepts(xe, bt, case.raw)
+    return lit
 
 
 def _mark(side: Side) -> str:
@@ -315,7 +349,8 @@ def table(rows: Sequence[Row], markdown: bool = False) -> str:
             fmt_num(r.ours.mask_us),
             fmt_num(r.vllm.mask_us),
             r.literal
-            + ("" if r.literal_req_accepted is None else f" (req accepts {r.literal_req_accepted})"),
+            + ("" if r.literal_req_accepted is None else f" (req accepts {r.literal_req_accepted})")
+            + (", exported so" if r.family in FOR_VLLM else ""),
         ]
         for r in rows
     ]
@@ -355,6 +390,9 @@ def totals(rows: Sequence[Row]) -> dict[str, Any]:
             r.family for r in both_req if r.vllm.req_accepted > r.ours.req_accepted
         ],
         "both compile required": [r.family for r in both_req],
+        "exported literally for vLLM (export.literal.FOR_VLLM)": sorted(
+            r.family for r in rows if r.family in FOR_VLLM
+        ),
         "literal export: as is / yes / loses / no": [
             sum(r.literal == "as is" for r in rows),
             sum(r.literal == "yes" for r in rows),

@@ -132,19 +132,22 @@ def detect_all(chat_template: Any) -> list[library.Candidate]:
     return library.detect_all(chat_template)
 
 
-def export(name_or_template: Any, target: str = "transformers") -> ExportResult:
+def export(name_or_template: Any, target: str = "transformers", *, literal: bool = True) -> ExportResult:
     """A template as the ``response_template`` JSON of ``target``: ``"transformers"``, ``"vllm"`` or ``"sglang"``.
 
     ``name_or_template`` is a family name, a model id, template data or a compiled template. What the
     target cannot express raises :class:`ExportError` naming the field, the key and the target; an
-    approximation is exported with warnings saying which outputs read differently (docs/export.md).
+    approximation is exported with warnings saying which outputs read differently (docs/export.md). For
+    vLLM, a few families get literal delimiters so that vLLM's ``beam`` parser derives its grammar for
+    forced tool choice, where that was measured to lose nothing (a note of the result; ``literal=False``
+    keeps the lenient spelling; docs/grammar.md).
 
     >>> import response_templates as rt
     >>> result = rt.templates.export("Qwen/Qwen3-8B", target="sglang")
     >>> result.verdict, sorted(result.template["fields"])
     ('exportable', ['content', 'thinking', 'tool_calls'])
     """
-    return _export.export(name_or_template, target)
+    return _export.export(name_or_template, target, literal=literal)
 
 
 def derive(

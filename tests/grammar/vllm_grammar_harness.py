@@ -34,6 +34,7 @@ from vllm.parser.beam import _open_field, _starts_message
 from vllm.parser.chat_parsing.response_templates import ResponseTemplate, load_response_template
 
 import response_templates as rt
+from response_templates.export.literal import literal_candidates
 
 VLLM_VERSION = metadata.version("vllm")
 XGRAMMAR_VERSION = metadata.version("xgrammar")
@@ -64,10 +65,11 @@ def load(family: str, data: Mapping[str, Any]) -> Exported:
 
 
 @cache
-def exported(family: str) -> Exported:
-    """The family's template exported for vLLM 0.34 and loaded by vLLM (cached)."""
+def exported(family: str, literal: bool = True) -> Exported:
+    """The family's template exported for vLLM 0.34 and loaded by vLLM (cached); ``literal=False``: with
+    the lenient delimiter spellings even for the families ``export.literal.FOR_VLLM`` spells literally."""
     try:
-        result = rt.templates.export(family, target="vllm")
+        result = rt.templates.export(family, target="vllm", literal=literal)
     except Exception as exc:
         return Exported(family, None, None, f"export: {type(exc).__name__}: {exc}")
     return load(family, result.template)
@@ -206,20 +208,6 @@ def why_no_tag(
 # ------------------------------------------------------------------------------------------------------
 # Literal spellings: could an export be written that vLLM's derivation takes?
 # ------------------------------------------------------------------------------------------------------
-
-_SPACE = r"\s*"
-#: ``X(?:\s*X)?``: an opener the template also reads repeated (``X`` literal text).
-_REPEATED = re.compile(r"(?P<x>(?:\\.|[^\\()|?*+\[\]{}.^$])+)\(\?:\\s\*(?P=x)\)\?")
-
-
-def literal_candidates(pattern: str) -> list[str]:
-    """Stricter spellings of a delimiter pattern, most lenient first, each stricter than the one before:
-    a repeated opener (``X(?:\\s*X)?``) written once; then also ``\\s*`` as ``\\n?``; then ``\\s*`` as
-    nothing."""
-    once = _REPEATED.sub(lambda m: m.group("x"), pattern)
-    out = [once, once.replace(_SPACE, r"\n?"), once.replace(_SPACE, "")]
-    return [c for i, c in enumerate(out) if c != pattern and c not in out[:i]]
-
 
 def literal_spellings(data: Mapping[str, Any]) -> list[tuple[dict[str, Any], list[str]]]:
     """Variants of an exported template whose reasoning and call delimiters are closer to literal, each

@@ -58,6 +58,12 @@ def add_export(subparsers: Any) -> None:
         action="store_true",
         help="refuse approximations: exit 1 instead of exporting with warnings",
     )
+    parser.add_argument(
+        "--lenient",
+        action="store_true",
+        help="for vLLM: keep the lenient delimiter spellings (by default a few families get literal ones, "
+        "so that vLLM's beam parser derives its grammar for forced tool choice; see docs/grammar.md)",
+    )
     parser.set_defaults(handler=_run_export)
 
 
@@ -79,7 +85,7 @@ def _run_export(args: argparse.Namespace, streams: Streams) -> int:
         )
     source = _source(args.model, streams)
     try:
-        result = export(source, target=args.target)
+        result = export(source, target=args.target, literal=not args.lenient)
     except library.ExtensionRequiredError as exc:
         raise CLIError(str(exc)) from None
     except library.UnknownModelError as exc:

@@ -42,6 +42,7 @@ from ..language import ResponseTemplate, load_template
 from ..language.registry import EXTENSION_ARGS, EXTENSION_FIELD_KEYS, EXTENSION_PARSERS, REGISTRY
 from .folder import ModelFolderError, set_response_template
 from .jsontext import Layout, dumps, non_finite
+from .literal import spell_for_vllm
 from .targets import (
     APPROXIMATIONS,
     CONSTRAINTS,
@@ -651,8 +652,14 @@ def _engine_constraints(ex: _Export) -> None:
         )
 
 
-def export(name_or_template: Any, target: str = "transformers") -> ExportResult:
+def export(name_or_template: Any, target: str = "transformers", *, literal: bool = True) -> ExportResult:
     """The ``response_template`` JSON of a template for ``target`` (``"transformers"``, ``"vllm"``, ``"sglang"``).
+
+    For vLLM, the library families listed in ``export.literal.FOR_VLLM`` have their reasoning and call
+    delimiters spelled literally (a repeated opener written once, ``\\s*`` between tags as ``\\n?``), so
+    that vLLM's ``beam`` parser derives its grammar for forced tool choice; each listed change was measured
+    to lose nothing on the family's recorded outputs, and is a note of the result. ``literal=False`` keeps
+    the lenient spelling.
 
     The targets are the releases of :data:`TARGET_VERSIONS`; the engines read it with the parser flags of
     :data:`PARSER_FLAGS`.
@@ -697,6 +704,9 @@ def export(name_or_template: Any, target: str = "transformers") -> ExportResult:
         _engine_constraints(ex)
     else:
         _reference_implicit_pieces(ex)
+    if target == "vllm" and literal:
+        for change in spell_for_vllm(source, ex.data):
+            ex.notes.append(f"spelled literally for vLLM's beam grammar (docs/grammar.md): {change}")
     return ExportResult(target, ex.data, tuple(ex.warnings), tuple(ex.notes), source)
 
 
