@@ -105,10 +105,14 @@ ENGINE_SOURCES := pyproject.toml tests/engines/requirements-vllm.txt
 # (with the grammar's two forms judged on the recorded outputs: xgrammar is in this venv)
 test-vllm: .venv-vllm/.installed
 	.venv-vllm/bin/python -m pytest -p no:xdist -q tests/engines/test_engines_common.py tests/engines/test_vllm*.py \
-	  tests/grammar/test_grammar_forms.py tests/export/test_export_literal.py
+	  tests/grammar/test_grammar_forms.py tests/export/test_export_literal.py \
+	  tests/grammar/test_grammar_special_tokens.py tests/grammar/test_grammar_argument_values.py \
+	  tests/grammar/test_grammar_structure.py
 
 test-sglang: .venv-sglang/.installed
-	.venv-sglang/bin/python -m pytest -p no:xdist -q tests/engines/test_sglang*.py
+	.venv-sglang/bin/python -m pytest -p no:xdist -q tests/engines/test_sglang*.py \
+	  tests/grammar/test_grammar_special_tokens.py tests/grammar/test_grammar_argument_values.py \
+	  tests/grammar/test_grammar_structure.py
 
 test-engines: test-vllm test-sglang
 

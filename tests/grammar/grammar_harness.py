@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -420,7 +421,9 @@ class SampleCase:
     #: Why the output does not count for completeness (``""``: it counts): ``"cut"`` when a region is
     #: still open where the output ends (a truncated generation, or the turn's stop token written inside
     #: the region, which a template reads as its close), ``"invalid"`` when its calls are not valid for
-    #: its tools. See :func:`incompleteness`.
+    #: its tools, ``"builtin"`` when it addresses a built-in tool (:data:`BUILTIN_CALL`), ``"listed"``
+    #: when it is reviewed and listed as not counting, malformed for its format or with a control token
+    #: inside a value (:func:`load_not_counted`). See :func:`incompleteness`.
     incomplete: str = ""
 
 
@@ -434,9 +437,10 @@ SENTINEL = "\ue000"
 
 def incompleteness(template: Any, raw: str, prefix: str, problems: Sequence[str]) -> str:
     """Why an output is not one the grammar must accept: ``"invalid"`` (calls not valid for the tools),
-    ``"cut"`` (a region with a close delimiter of its own is still open where the output ends, once a
-    final stop token of the turn is set aside: the generation was cut off, or the model wrote the stop
-    token inside the region), or ``""`` (a complete output).
+    ``"builtin"`` (a message to a built-in tool, :data:`BUILTIN_CALL`), ``"cut"`` (a region with a close
+    delimiter of its own is still open where the output ends, once a final stop token of the turn is set
+    aside: the generation was cut off, or the model wrote the stop token inside the region), or ``""``
+    (a complete output).
 
     A grammar ends a region with its closer and leaves the stop token to the engine, so a complete
     output under the grammar never has a cut region; the template still reads such outputs leniently.
@@ -448,6 +452,8 @@ def incompleteness(template: Any, raw: str, prefix: str, problems: Sequence[str]
 
     if problems:
         return "invalid"
+    if BUILTIN_CALL.search(raw):
+        return "builtin"
     resolved, _ = _resolve(template)
     turn_ends = _turn_ends(resolved)
     text = raw
@@ -472,6 +478,15 @@ def incompleteness(template: Any, raw: str, prefix: str, problems: Sequence[str]
     return ""
 
 
+#: A message to a built-in tool, which a request enables outside its ``tools`` (gpt-oss's system prompt,
+#: Llama's ``builtin_tools``): a harmony recipient other than ``functions.NAME`` (and ``assistant``), or
+#: Llama's ``<|python_tag|>NAME.call(...)``. A grammar writes calls of the request's function tools, so
+#: such an output does not count.
+BUILTIN_CALL = re.compile(
+    r"(?:<\|start\|>|<\|channel\|>)[^<]*\bto=(?!functions\.|assistant\b)[A-Za-z_][\w.]*"
+    r"|<\|python_tag\|>\s*[A-Za-z_]\w*\.call\("
+)
+
 #: Harmony's message ends (gpt-oss), which stop the generation where a message is the last.
 HARMONY_STOPS = frozenset({"<|call|>", "<|return|>", "<|end|>"})
 _SPECIAL = re.compile(r"<[|｜][^<>]*[|｜]>")
@@ -492,6 +507,33 @@ def _ends_generation(token: str) -> bool:
     )
 
 
+#: The reviewed exceptions of completeness (tests/grammar/test_grammar_completeness.py).
+EXCEPTIONS_FILE = Path(__file__).resolve().parents[1] / "data" / "grammar_exceptions.json"
+
+
+def load_not_counted() -> dict[str, str]:
+    """Sample id -> why it does not count, for outputs reviewed one by one (``grammar_exceptions.json``,
+    ``not_counted``): malformed for their format (a delimiter the format requires left out: a parameter or
+    call ended by the next opener instead of its closer, a header with no message, an opener with no
+    call), which the template reads leniently and a grammar, writing every delimiter, never writes; or a
+    control token of the format inside a value, which read token by token is that delimiter."""
+    data = json.loads(EXCEPTIONS_FILE.read_text(encoding="utf-8"))
+    return dict(data.get("not_counted", {}))
+
+
+def without_unknown_stop_token(raw: str, template: Mapping[str, Any]) -> str:
+    """``raw`` without a final token that ends the generation (:func:`_ends_generation`:
+    ``<|content_model_end_sampling|>``) and that the template never names: the model's stop token, which
+    the engine generates as its end of sequence, after the grammar's text."""
+    match = _SPECIAL.search(raw, max(0, len(raw) - 80))
+    while match is not None and match.end() != len(raw):
+        match = _SPECIAL.search(raw, match.start() + 1)
+    if match is None or not _ends_generation(match.group(0)):
+        return raw
+    texts = "".join(re.sub(r"\\(.)", r"\1", t) for t in _strings_of(dict(template)))
+    return raw if match.group(0) in texts else raw[: match.start()]
+
+
 def sample_cases() -> tuple[list[SampleCase], dict[str, int]]:
     """Every recorded sample (research set and ``family_samples``) that our parser reads exactly as the
     source expects (``library_samples`` verdict ``pass``), with its family's prompt and tools; and
@@ -501,6 +543,7 @@ def sample_cases() -> tuple[list[SampleCase], dict[str, int]]:
 
     table = ls.load_tools()
     exceptions = ls.load_exceptions()
+    not_counted = load_not_counted()
     cases: list[SampleCase] = []
     skipped: dict[str, int] = {}
     for sample in ls.load_samples():
@@ -518,7 +561,7 @@ def sample_cases() -> tuple[list[SampleCase], dict[str, int]]:
             SampleCase(
                 id=sample["id"],
                 family=fam.name,
-                raw=sample["raw"],
+                raw=without_unknown_stop_token(sample["raw"], fam.template_dict()),
                 prefix=prefix,
                 tools=tools,
                 inferred_tools=inferred,
@@ -527,6 +570,8 @@ def sample_cases() -> tuple[list[SampleCase], dict[str, int]]:
                 incomplete=(
                     "cut"
                     if (sample.get("context") or {}).get("failure_class") == STOP_TOKEN_INSIDE
+                    else "listed"
+                    if sample["id"] in not_counted and not problems
                     else incompleteness(fam.template(), sample["raw"], prefix, problems)
                 ),
             )

@@ -14,6 +14,7 @@ import pytest
 
 import response_templates as rt
 from response_templates import grammar
+from response_templates.grammar.arguments import Tool, cast_tolerant
 from response_templates.grammar.lark import regex_escape
 from response_templates.grammar.nodes import example
 
@@ -33,6 +34,8 @@ SEARCH = {
     "function": {"name": "search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}},
 }
 TOOLS = [WEATHER, SEARCH]
+#: WEATHER's parameters as a JSON body holds them: the integer may also be the string the parser casts.
+WEATHER_BODY = cast_tolerant(Tool("get_weather", WEATHER["function"]["parameters"])).parameters
 
 
 def fmt(g: grammar.Grammar) -> dict[str, Any]:
@@ -110,7 +113,7 @@ def test_tools_may_be_python_functions() -> None:
 
     (tag,) = calls_of(grammar.build("hermes", tools=[get_weather]))["tags"]
     schema = find(tag, "json_schema")[0]["json_schema"]
-    assert schema["properties"]["days"]["type"] == "integer" and schema["required"] == ["city"]
+    assert schema["properties"]["days"]["anyOf"][0]["type"] == "integer" and schema["required"] == ["city"]
 
 
 # ------------------------------------------------------------------------------------- call syntaxes
@@ -127,7 +130,7 @@ def test_json_call_names_the_tool_in_the_content() -> None:
         '\\{[ \\t\\r\\n]*"name"[ \\t\\r\\n]*:[ \\t\\r\\n]*"search"[ \\t\\r\\n]*,[ \\t\\r\\n]*"arguments"[ \\t\\r\\n]*:',
     ]
     schema = find(calls["tags"][0], "json_schema")[0]["json_schema"]
-    assert schema == WEATHER["function"]["parameters"]
+    assert schema == WEATHER_BODY
 
 
 def test_tool_names_are_json_escaped_in_the_content() -> None:
@@ -193,6 +196,9 @@ def test_typed_xml_parameters_write_the_type_attribute() -> None:
     begins = [t["begin"] for t in find(fmt(g), "tag") if "parameter name=" in t["begin"]]
     assert list(dict.fromkeys(begins)) == [
         '<｜DSML｜parameter name="city" string="true">',
+        # a string also as JSON under string="false", or raw without the attribute (the parser reads both)
+        '<｜DSML｜parameter name="city" string="false">',
+        '<｜DSML｜parameter name="city">',
         '<｜DSML｜parameter name="days" string="false">',
     ]
 
@@ -228,16 +234,33 @@ def test_a_json_list_of_calls_in_one_region() -> None:
     g = grammar.build("apriel-1.5", tools=TOOLS, parallel_tool_calls=False)
     (region,) = [t for t in find(fmt(g), "tag") if t["begin"] == "<tool_calls>"]
     assert region["end"] == "</tool_calls>"
-    schema = find(fmt(g), "json_schema")[0]["json_schema"]
+    (schema,) = [n.schema for n in _json_nodes(g.tree)]
     assert schema["type"] == "array" and schema["minItems"] == 1 and schema["maxItems"] == 1
     names = [item["properties"]["name"]["const"] for item in schema["items"]["anyOf"]]
     assert list(dict.fromkeys(names)) == ["get_weather", "search"]
+    # xgrammar reads an anyOf of objects in its first branch's key order only: the tag writes the list
+    # out, each item a choice of call objects (the keys in either order)
+    items = [f["json_schema"] for f in find(fmt(g), "json_schema")]
+    assert [next(iter(i["properties"])) for i in items] == ["name", "arguments"] * 2  # one item at most
+
+
+def _json_nodes(node: Any) -> list[Any]:
+    from response_templates.grammar.nodes import Json
+
+    if isinstance(node, Json):
+        return [node]
+    children = [getattr(node, a, None) for a in ("items", "options", "content", "tags")]
+    found: list[Any] = []
+    for child in children:
+        for item in child if isinstance(child, tuple) else (child,) if child is not None else ():
+            found.extend(_json_nodes(item))
+    return found
 
 
 def test_tool_name_as_object_key_apertus() -> None:
     schema = find(fmt(grammar.build("apertus", tools=[WEATHER])), "json_schema")[0]["json_schema"]
     assert schema["items"]["required"] == ["get_weather"]
-    assert schema["items"]["properties"]["get_weather"] == WEATHER["function"]["parameters"]
+    assert schema["items"]["properties"]["get_weather"] == WEATHER_BODY
 
 
 # ---------------------------------------------------------------------------------------- tool_choice
@@ -301,7 +324,10 @@ def test_a_prompt_that_opens_the_reasoning_starts_inside_it() -> None:
     first = fmt(g)["elements"][0]["elements"][0]  # (or the output ends inside the block)
     assert (first["type"], first["begin"], first["end"]) == ("tag", "", "</think>")
     # calls written in the block are reasoning text to the parser: the grammar spells them all the same
-    assert first["content"]["type"] == "triggered_tags"
+    # (after the opener written once more, which the parser reads as one: a block may be reopened in the
+    # content, so the opener is a delimiter of the grammar)
+    doubled, inner = first["content"]["elements"]
+    assert inner["type"] == "triggered_tags" and "<think>" in json.dumps(doubled)
     named = fmt(grammar.build("qwen3", tools=TOOLS, prefix=prompt, tool_choice="search"))
     assert named["elements"][0] == {
         "type": "tag",
@@ -332,7 +358,7 @@ def test_bad_reasoning_value() -> None:
 def test_lark_starts_with_the_llguidance_marker_and_embeds_schemas() -> None:
     lark = grammar.build("hermes", tools=TOOLS).lark
     assert lark.startswith("%llguidance {}\n")
-    assert "%json " + json.dumps(WEATHER["function"]["parameters"]) in lark
+    assert "%json " + json.dumps(WEATHER_BODY) in lark
     assert '"<tool_call>"' in lark
 
 

@@ -37,13 +37,14 @@ import grammar_harness as gh
 import pytest
 
 from response_templates import grammar
+from response_templates import library as rt_library
 
 EXCEPTIONS_FILE = Path(__file__).resolve().parents[1] / "data" / "grammar_exceptions.json"
 KINDS = ("rejected", "grammar-bug")
 
 #: Floors of the figures (see test_completeness_does_not_regress).
-FLOOR_ACCEPTED = 785
-FLOOR_FAMILIES = 71
+FLOOR_ACCEPTED = 803
+FLOOR_FAMILIES = 84
 
 #: The least share of its counted outputs every family's grammar accepts (docs/grammar.md).
 TARGET = 0.95
@@ -112,6 +113,8 @@ def completeness_counts() -> dict[str, Any]:
         "of compiled families": len(results),
         "left out: cut": left_out["cut"],
         "left out: invalid for their tools": left_out["invalid"],
+        "left out: to built-in tools": left_out["builtin"],
+        "left out: listed (malformed, a control token inside a value)": left_out["listed"],
         "counted": sum(n for _, n in by_family.values()),
         "accepted": sum(a for a, _ in by_family.values()),
         "families": len(by_family),
@@ -162,12 +165,40 @@ def test_listed_exceptions_are_counted_samples_of_compiled_families() -> None:
 
 def test_outputs_left_out_are_cut_or_invalid() -> None:
     """What does not count is what a grammar must reject: calls invalid for their tools (the grammar
-    enforces the schemas), and outputs that end inside a region."""
+    enforces the schemas), outputs that end inside a region, and messages to built-in tools (enabled
+    outside the request's tools, which are all a grammar writes calls of)."""
     for sample_id, (case, _, _) in verdicts().items():
         if case.problems:
             assert case.incomplete == "invalid", sample_id
         else:
-            assert case.incomplete in ("", "cut"), sample_id
+            assert case.incomplete in ("", "cut", "builtin", "listed"), sample_id
+
+
+def test_outputs_listed_as_not_counting_are_samples_the_grammar_rejects() -> None:
+    """An output is listed as not counting only while the grammar rejects it (one it accepts counts)."""
+    results = _verdicts()
+    for sample_id in gh.load_not_counted():
+        assert sample_id in results, f"{sample_id}: not a sample of a compiled family"
+        assert results[sample_id][0].incomplete == "listed", sample_id
+        assert not results[sample_id][1], f"{sample_id} is accepted now: remove it from 'not_counted'"
+
+
+def test_a_message_to_a_built_in_tool_does_not_count() -> None:
+    prompt = "<|start|>assistant"
+    builtin = "<|channel|>commentary to=python <|constrain|>code<|message|>print(1)"
+    assert gh.incompleteness("gpt-oss", builtin, prompt, []) == "builtin"
+    header = "<|start|>assistant to=container.exec<|channel|>commentary<|message|>ls"
+    assert (
+        gh.incompleteness("gpt-oss", "<|channel|>analysis<|message|>x<|end|>" + header, prompt, [])
+        == "builtin"
+    )
+    function = "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}<|call|>"
+    assert gh.incompleteness("gpt-oss", function, prompt, []) == ""
+    llama = "<|start_header_id|>assistant<|end_header_id|>\n\n"
+    assert (
+        gh.incompleteness("llama-3-json", '<|python_tag|>brave_search.call(query="x")', llama, [])
+        == "builtin"
+    )
 
 
 def test_a_cut_output_is_one_a_grammar_cannot_finish() -> None:
@@ -181,6 +212,18 @@ def test_a_cut_output_is_one_a_grammar_cannot_finish() -> None:
     assert gh.incompleteness("hermes", "<think>\nhmm", prompt, []) == "cut"
     assert gh.incompleteness("hermes", "Hello<|im_end|>", prompt, []) == ""
     assert gh.incompleteness("hermes", call + "</tool_call>", prompt, ["bad"]) == "invalid"
+
+
+def test_the_models_own_stop_token_is_the_engines_not_the_grammars() -> None:
+    """A final token that ends the generation and that the template never names (Inkling's
+    ``<|content_model_end_sampling|>``) is the model's stop token: it is set aside before judging."""
+    inkling = rt_library.family("inkling").template_dict()
+    out = "<|content_text|>Hi<|end_message|>"
+    assert gh.without_unknown_stop_token(out + "<|content_model_end_sampling|>", inkling) == out
+    # a token the template names stays (Qwen's <|im_end|>), and so does one that is not an ending
+    qwen = rt_library.family("qwen3").template_dict()
+    assert gh.without_unknown_stop_token("Hi<|im_end|>", qwen) == "Hi<|im_end|>"
+    assert gh.without_unknown_stop_token("Hi<|tool_call_end|>", inkling) == "Hi<|tool_call_end|>"
 
 
 def test_completeness_does_not_regress() -> None:

@@ -100,6 +100,23 @@ def test_the_xgrammar_walks_follow_the_mask() -> None:
     assert finished
 
 
+#: Families whose structural tag, built with their delimiters as special tokens, is sound under xgrammar
+#: (calls in JSON, XML parameters, DSML-like headers, harmony channels).
+SOUND_FAMILIES = ["qwen3", "qwen3-coder", "kimi-k2", "deepseek-v3.1", "mistral-v11", "gpt-oss", "glm-4.7"]
+
+
+def test_the_xgrammar_walks_are_sound_with_special_tokens() -> None:
+    """Walks through the structural tag with xgrammar's masks, the delimiters special tokens: every
+    finished walk parses into calls valid for the request (``xgrammar_harness.walk_soundness``)."""
+    from xgrammar.structural_tag import JSONSchemaFormat
+
+    if "excludes" not in JSONSchemaFormat.model_fields:
+        pytest.skip("xgrammar before 0.2.8 lets a JSON string hold a closer (no json_schema excludes)")
+    rows = xh.walk_soundness(SOUND_FAMILIES, count=6)
+    assert all(r.finished and not r.refused for r in rows), [(r.family, r.refused) for r in rows]
+    assert not [u for r in rows for u in r.unsound], [(r.family, r.unsound[:2]) for r in rows if r.unsound]
+
+
 # ------------------------------------------------------------------------------------------------------
 # Beside vLLM's own template grammar
 # ------------------------------------------------------------------------------------------------------

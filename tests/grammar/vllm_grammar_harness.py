@@ -209,6 +209,7 @@ def why_no_tag(
 # Literal spellings: could an export be written that vLLM's derivation takes?
 # ------------------------------------------------------------------------------------------------------
 
+
 def literal_spellings(data: Mapping[str, Any]) -> list[tuple[dict[str, Any], list[str]]]:
     """Variants of an exported template whose reasoning and call delimiters are closer to literal, each
     with the changes made (field.key: old -> new); most lenient first. Only the delimiters vLLM's

@@ -335,16 +335,112 @@ def _print_completeness(verdicts: Sequence[FormsVerdict], quiet: bool) -> None:
         print(f"  {v.id} [{v.family}] accepted by {side}; the other: {why}")
 
 
+# ------------------------------------------------------------------------------------------------------
+# Soundness of the structural tag under xgrammar
+# ------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FamilyWalks:
+    """Random walks through one family's structural tag with xgrammar's masks, parsed back and checked."""
+
+    family: str
+    walks: int = 0
+    finished: int = 0
+    sound: int = 0
+    unsound: list[str] = field(default_factory=list)
+    refused: str = ""
+
+
+def walk_soundness(
+    families: Sequence[str] | None = None,
+    count: int = 10,
+    modes: Sequence[str] = ("auto", "required"),
+    *,
+    plain: bool = False,
+    max_tokens: int = 300,
+) -> list[FamilyWalks]:
+    """``count`` walks per mode through each compiled family's structural tag (the walk tools, the
+    family's plain generation prompt, the family's token-like delimiters as special tokens of the
+    tokenizer), each finished walk parsed with the template and checked with
+    ``grammar_harness.check_message``. ``plain``: the tag built without ``special_tokens`` (every
+    delimiter as text), over the same tokenizer."""
+    import response_templates as rt
+    from response_templates import grammar, library
+
+    names = [f for f in compiled_families() if families is None or f in families]
+    out: list[FamilyWalks] = []
+    for name in names:
+        fam = library.family(name)
+        prompt = fam.generation_prompt
+        row = FamilyWalks(name)
+        out.append(row)
+        for mode in modes:
+            kwargs: dict[str, Any] = {"tools": gh.WALK_TOOLS, "tool_choice": mode, "prefix": prompt}
+            try:
+                g, engine = gh.build_with_tokens(grammar, name, **kwargs)
+            except grammar.GrammarError:
+                continue  # a family without calls has no forced choice
+            tag = grammar.build(name, **kwargs).structural_tag if plain else g.structural_tag
+            xe = xengine_for(engine)
+            try:
+                compiled = xe.compile(tag)
+            except ValueError as exc:
+                row.refused = str(exc)[:200]
+                continue
+            rng = random.Random(f"{name}/{mode}")
+            for _ in range(count):
+                walk = xe.walk(compiled, rng, max_tokens=max_tokens)
+                row.walks += 1
+                if not walk.finished:
+                    continue
+                row.finished += 1
+                try:
+                    message = rt.parse_response(walk.text, fam.template(), prefix=prompt, tools=gh.WALK_TOOLS)
+                except rt.ResponseTemplateError as exc:
+                    row.unsound.append(f"{mode}: does not parse ({type(exc).__name__}): {walk.text[:160]!r}")
+                    continue
+                problems = gh.check_message(message, gh.WALK_TOOLS, tool_choice=mode)
+                if problems:
+                    row.unsound.append(f"{mode}: {problems}: {walk.text[:160]!r}")
+                else:
+                    row.sound += 1
+    return out
+
+
+def _print_walks(rows: Sequence[FamilyWalks], quiet: bool) -> None:
+    for r in rows:
+        if not quiet or r.unsound or r.refused:
+            print(
+                f"{r.family:28} sound {r.sound}/{r.finished} of {r.walks} walks"
+                + (f"  refused: {r.refused}" if r.refused else "")
+            )
+        for u in r.unsound[:3]:
+            print(f"    {u}")
+    print(
+        f"\n{len(rows)} families: {sum(r.sound for r in rows)} sound of {sum(r.finished for r in rows)} "
+        f"finished walks ({sum(r.walks for r in rows)} walks); families with an unsound walk: "
+        f"{sum(bool(r.unsound) for r in rows)}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--completeness", action="store_true", help="both formats on the recorded samples")
     parser.add_argument("--families", help="comma-separated family names (default: every compiled family)")
     parser.add_argument("--quiet", action="store_true", help="leave out the per-sample lines")
     parser.add_argument("--json", help="write the per-sample verdicts to this file")
+    parser.add_argument("--walks", type=int, help="random walks per mode (auto, required) through each tag")
+    parser.add_argument("--plain", action="store_true", help="with --walks: the tag without special tokens")
     args = parser.parse_args(argv)
-    if not args.completeness:
-        parser.error("say what to run: --completeness")
     families = args.families.split(",") if args.families else None
+    if args.walks:
+        t0 = time.perf_counter()
+        _print_walks(walk_soundness(families, args.walks, plain=args.plain), args.quiet)
+        print(f"({time.perf_counter() - t0:.0f} s)")
+        return 0
+    if not args.completeness:
+        parser.error("say what to run: --completeness or --walks N")
     t0 = time.perf_counter()
     verdicts = completeness(families)
     _print_completeness(verdicts, args.quiet)

@@ -136,9 +136,10 @@ def build(
         reasoning: ``"allowed"``, ``"required"`` or ``"forbidden"``: the reasoning block before the answer.
         prefix: the prompt; when it leaves the reasoning block open, the grammar starts inside it.
         special_tokens: the strings that are single special tokens of the model's tokenizer (a list, a
-            ``{token: id}`` dict, or a Hugging Face tokenizer): the Lark grammar writes them as token
-            references, which llguidance needs to match a special token. The structural tag is the same
-            either way.
+            ``{token: id}`` dict, or a Hugging Face tokenizer): a delimiter that is one is written as
+            that token (a token reference in the Lark grammar, which llguidance needs to match a special
+            token; a ``token`` format in the structural tag, so that xgrammar does not take its spelling
+            in ordinary tokens either), and free text holds none of those the grammar writes.
 
     Raises:
         GrammarError: the template's call syntax (or the request) cannot be written as a grammar; the
@@ -150,9 +151,13 @@ def build(
     compiled, family = _resolve(template)
     tool_list = read_tools(tools)
     tree = derive(compiled, tool_list, tool_choice, parallel_tool_calls, reasoning, prefix)
+    tokens = _special_tokens(special_tokens)
     return Grammar(
-        structural_tag={"type": "structural_tag", "format": structural_tag_format(tree)},
-        lark=to_lark(tree, _special_tokens(special_tokens)),
+        structural_tag={
+            "type": "structural_tag",
+            "format": structural_tag_format(tree, special_tokens=tokens),
+        },
+        lark=to_lark(tree, tokens),
         reasoning_open=reasoning_state(compiled, prefix) == "open",
         family=family,
         tree=tree,

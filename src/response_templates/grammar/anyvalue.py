@@ -15,17 +15,33 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .nodes import DialectValue
 
-__all__ = ["ebnf_any_value", "example_any_value", "lark_any_value"]
+__all__ = ["PY_CONSTANTS", "PY_STRING", "ebnf_any_value", "example_any_value", "lark_any_value"]
 
 #: A JSON string (the escapes JSON allows), as a regex of both engines.
 _JSON_STRING = r'"([^"\\\x00-\x1f]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))*"'
 _NUMBER = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"
 _BARE = r"[A-Za-z0-9_]+"
 
+# A Python literal (``DialectValue.python``), as both Python-call parsers read it: ``python-call-list``
+# refuses an integer beyond 2**53 - 1 and a float that overflows, so a number has at most 15 digits
+# before its point and a two-digit exponent; a string is on one line, in either quote, with the escapes
+# the parsers read (JSON's and ``\'``, no surrogate escape). One line as ``str.splitlines`` sees it: the
+# lenient ``python-calls`` reads a call per line, so a string holds no character that ends a line there.
+_PY_NUMBER = r"-?(0|[1-9][0-9]{0,14})(\.[0-9]+)?([eE][+-]?[0-9]{1,2})?"
+_PY_ESCAPE = r"\\([\"'\\/bfnrt]|u([0-9a-cA-Ce-fE-F][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2}))"
+#: The characters a string in each quote holds as they are: not the quote, a backslash, nor a line break
+#: (``\n \r \v \f \x1c-\x1e \x85 \u2028 \u2029``). Written as positive classes: xgrammar 0.2.7 clamps the
+#: characters beyond ASCII out of a negated class, which would let U+2028 through.
+_PY_PLAIN_DOUBLE = r"[\x00-\x09\x0e-\x1b\x1f-\x21\x23-\x5b\x5d-\x7f\x80-\x84\x86-\u2027\u202a-\U0010ffff]"
+_PY_PLAIN_SINGLE = r"[\x00-\x09\x0e-\x1b\x1f-\x26\x28-\x5b\x5d-\x7f\x80-\x84\x86-\u2027\u202a-\U0010ffff]"
+PY_STRING = f"\"({_PY_PLAIN_DOUBLE}|{_PY_ESCAPE})*\"|'({_PY_PLAIN_SINGLE}|{_PY_ESCAPE})*'"
+#: The constants of a Python literal: Python's and JSON's spelling, both read.
+PY_CONSTANTS = ("True", "False", "None", "true", "false", "null")
+
 
 def example_any_value(node: DialectValue) -> str:
     """One text of the value (for :func:`~.nodes.example`)."""
-    return {"object": "{}", "array": "[]"}.get(node.kind, "null")
+    return {"object": "{}", "array": "[]"}.get(node.kind, "None" if node.python else "null")
 
 
 def lark_any_value(writer: Any, node: DialectValue) -> str:
@@ -34,7 +50,20 @@ def lark_any_value(writer: Any, node: DialectValue) -> str:
     cache: dict[DialectValue, str] = writer.__dict__.setdefault("_dialect_values", {})
     key = dataclasses.replace(node, kind="any")
     base = cache.get(key)
-    if base is None:
+    if base is None and node.python:
+        base = writer._name("pv")
+        cache[key] = base
+        constants = " | ".join(f'"{c}"' for c in PY_CONSTANTS)
+        writer.rules.extend(
+            [
+                f"{base}: {base}_str | /{_slashed(_PY_NUMBER)}/ | {constants} | {base}_obj | {base}_arr",
+                f"{base}_str: /{_slashed(PY_STRING)}/",
+                f'{base}_obj: "{{" ({base}_mem ("," " "? {base}_mem)*)? "}}"',
+                f'{base}_mem: {base}_str ":" " "? {base}',
+                f'{base}_arr: "[" ({base} ("," " "? {base})*)? "]"',
+            ]
+        )
+    elif base is None:
         base = writer._name("dv")
         cache[key] = base
         strings = [f"/{_slashed(_JSON_STRING)}/"]
@@ -62,6 +91,8 @@ def _slashed(pattern: str) -> str:
 
 def ebnf_any_value(node: DialectValue) -> str:
     """The EBNF grammar (xgrammar's dialect) of ``node``, rooted at ``root``."""
+    if node.python:
+        return _ebnf_python_value(node)
     strings = ["json_string"]
     rules: list[str] = []
     if node.delims is not None:
@@ -83,6 +114,23 @@ def ebnf_any_value(node: DialectValue) -> str:
         'json_string ::= "\\"" ([^"\\\\\\x00-\\x1f] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4}))* "\\""',
     ]
     return "\n".join(head + rules) + "\n"
+
+
+def _ebnf_python_value(node: DialectValue) -> str:
+    """The EBNF grammar of a Python literal (:data:`PY_STRING`, :data:`_PY_NUMBER`), rooted at ``root``."""
+    root = {"object": "object", "array": "array"}.get(node.kind, "value")
+    constants = " | ".join(f'"{c}"' for c in PY_CONSTANTS)
+    lines = [
+        f"root ::= {root}",
+        f"value ::= string | number | {constants} | object | array",
+        'object ::= "{" (member ("," " "? member)*)? "}"',
+        'member ::= string ":" " "? value',
+        'array ::= "[" (value ("," " "? value)*)? "]"',
+        'number ::= "-"? ("0" | [1-9] [0-9]{0,14}) ("." [0-9]+)? ([eE] [+\\-]? [0-9]{1,2})?',
+        f"string ::= [\"] ({_PY_PLAIN_DOUBLE} | escape)* [\"] | ['] ({_PY_PLAIN_SINGLE} | escape)* [']",
+        "escape ::= [\\\\] ([\"'\\\\/bfnrt] | [u] ([0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2}))",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _ebnf_string(text: str) -> str:

@@ -13,7 +13,8 @@ import regex
 from ..errors import ResponseTemplateError
 from ..language import FieldSpec
 from ..tools import has_refs, relocate_refs, resolved_properties, schema_pointer, tool_schemas
-from .nodes import WS, Alt, Json, Lit, Node, Pattern, SharedAlt, Tag, Text, optional, seq
+from .anyvalue import PY_STRING
+from .nodes import WS, Alt, Json, Lit, Node, Pattern, Tag, Text, optional, seq
 from .spelling import (
     CLASS,
     OPTIONAL,
@@ -32,10 +33,10 @@ __all__ = [
     "GrammarError",
     "Tool",
     "call_object_schema",
+    "cast_tolerant",
     "delimiter_key",
     "json_value",
     "make_tag",
-    "python_arguments",
     "read_tools",
     "spell_text",
     "spelled_nodes",
@@ -141,59 +142,11 @@ def _is_string(schema: Any) -> bool:
     return _schema_kinds(schema) == {"string"}
 
 
-#: Up to this many parameters, a call writes them in any order, each at most once (one choice per set of
-#: parameters written: the structural tag, which has no shared rules, spells out every order).
-ANY_ORDER_MAX = 4
-
-
 def _ordered_params(tool: Tool, items: Sequence[tuple[str, Node]], separator: Node) -> Node:
-    """The parameters of one call: each at most once, required ones always, optional ones when written;
-    in any order for up to :data:`ANY_ORDER_MAX` parameters, else in the schema's order, each optional
-    one skippable. (A run of any parameters in any order for larger tools was tried: xgrammar does not
-    compile it inside a call inside open reasoning, and both forms must accept the same texts.)"""
-    required = set(tool.required)
-    if not items:
-        return Lit("")
-    if len(items) <= ANY_ORDER_MAX:
-        return _any_order(items, required, separator, frozenset(), True, {})
-    # Each parameter may come first among those written; required ones cannot be skipped.
-    options: list[Node] = []
-    for first in range(len(items)):
-        if any(items[j][0] in required for j in range(first)):
-            break
-        parts: list[Node] = [items[first][1]]
-        for name, node in items[first + 1 :]:
-            entry = seq(separator, node)
-            parts.append(entry if name in required else optional(entry))
-        options.append(seq(*parts))
-    if all(name not in required for name, _ in items):
-        options.append(Lit(""))
-    return options[0] if len(options) == 1 else Alt(tuple(options))
+    """The parameters of one call, in any order where the grammar can say so (see :mod:`.params`)."""
+    from .params import ordered_params
 
-
-def _any_order(
-    items: Sequence[tuple[str, Node]],
-    required: set[str],
-    separator: Node,
-    written: frozenset[str],
-    first: bool,
-    memo: dict[tuple[frozenset[str], bool], Node],
-) -> Node:
-    """The parameters not yet ``written``, in any order, each at most once; the run may end once every
-    required parameter is written. The choice after each set of parameters is one shared node."""
-    key = (written, first)
-    if key in memo:
-        return memo[key]
-    options: list[Node] = []
-    for name, node in items:
-        if name in written:
-            continue
-        rest = _any_order(items, required, separator, written | {name}, False, memo)
-        options.append(seq(node, rest) if first else seq(separator, node, rest))
-    if required <= written or not options:
-        options.append(Lit(""))
-    memo[key] = result = options[0] if len(options) == 1 else SharedAlt(tuple(options))
-    return result
+    return ordered_params(items, tool.required, separator)
 
 
 def spelled_nodes(
@@ -275,6 +228,50 @@ def make_tag(open_nodes: Sequence[Node], content: Node, close_nodes: Sequence[No
     return Tag("".join(begin), seq(*rest, content, *before), "".join(end))
 
 
+#: The strings the parser's argument typing (:func:`~response_templates.calls.type_tool_calls`) casts to a
+#: value of each scalar type, written canonically; digits bounded so that every cast succeeds (an
+#: overlong literal fails ``int()`` and overflows ``float()``, and would stay a string).
+_CAST_PATTERNS = {
+    "integer": "-?(0|[1-9][0-9]{0,15})",
+    "number": "-?(0|[1-9][0-9]{0,15})(\\.[0-9]{1,15})?",
+    "boolean": "true|false|True|False",
+    "null": "null|None",
+}
+#: The keywords of a parameter schema whose string form is written (any other keyword may constrain the
+#: cast value in a way a pattern cannot check: ``minimum``, ``enum``, ``$ref``, ``nullable``, ...).
+_CAST_KEYS = frozenset({"type", "title", "description", "default", "examples"})
+
+
+def cast_tolerant(tool: Tool) -> Tool:
+    """``tool`` with each top-level scalar parameter (``integer``, ``number``, ``boolean``, ``null``, or a
+    list of them) also allowed as a JSON string the parser's argument typing casts to a valid value (``"2"``,
+    ``"true"``), for a JSON body whose field types its arguments. Only schemas with no keyword but the type
+    and annotations: a cast value then always validates (the first type in the list that reads the string
+    gives a value of that type)."""
+    properties = tool.parameters.get("properties")
+    if not isinstance(properties, Mapping):
+        return tool
+    widened: dict[str, Any] = {}
+    for name, schema in properties.items():
+        pattern = _cast_pattern(schema)
+        if pattern is not None:
+            widened[name] = {"anyOf": [dict(schema), {"type": "string", "pattern": pattern}]}
+    if not widened:
+        return tool
+    return Tool(tool.name, {**tool.parameters, "properties": {**properties, **widened}})
+
+
+def _cast_pattern(schema: Any) -> str | None:
+    """The pattern of the strings that cast to a valid value for ``schema`` (None: no string is written)."""
+    if not isinstance(schema, Mapping) or not set(schema) <= _CAST_KEYS:
+        return None
+    declared = schema.get("type")
+    kinds = [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else []
+    if not kinds or not all(k in _CAST_PATTERNS for k in kinds) or set(kinds) <= {"null"}:
+        return None
+    return "^(" + "|".join(_CAST_PATTERNS[k] for k in dict.fromkeys(kinds)) + ")$"
+
+
 #: Where a standalone parameter schema keeps a copy of its tool's schema, for the references into it.
 _TOOL_SCHEMA_DEF = "tool_schema"
 
@@ -330,6 +327,12 @@ def xml_arguments(field: FieldSpec, tool: Tool) -> Node:
     # free-text value that holds that opener: such values must not hold it.
     opener = _value_ending_opener(str(args.get("tag_pattern", "")), before, after)
     excludes = (opener,) if opener else ()
+    cdata = (
+        _cdata_value(str(args.get("tag_pattern", "")), before, after, excludes) if args.get("cdata") else None
+    )
+    # Where a type attribute is read: a string also under the JSON parser's attribute, or without one.
+    json_type = _json_type_value(type_parsers) if type_group else None
+    bare = _untyped_pieces(field, str(type_group)) if type_group else None
     items: list[tuple[str, Node]] = []
     for name, schema in tool.properties.items():
         # A nullable string is raw text too (the parser reads a raw ``null`` as null, any other as a string).
@@ -355,7 +358,33 @@ def xml_arguments(field: FieldSpec, tool: Tool) -> Node:
             value = Text(excludes) if string else seq(WS, json_value(schema, tool), WS)
         open_nodes = spelled_nodes(before, fill, field, "content_args")
         close_nodes = spelled_nodes(after, fill, field, "content_args")
-        items.append((name, make_tag(open_nodes, value, close_nodes)))
+        entries: list[Node] = [make_tag(open_nodes, value, close_nodes)]
+        if string and cdata is not None and not _constrained(schema):
+            # or the value as a CDATA section, in a tag of its own: its text may then hold the close tag
+            entries.append(
+                make_tag([*open_nodes, Lit(_CDATA_OPEN)], cdata, [Lit(_CDATA_CLOSE), *close_nodes])
+            )
+        if string and json_type is not None and type_group and fill[str(type_group)] != json_type[0]:
+            # a string under the JSON attribute: a JSON string (valid for the schema), or raw text that
+            # no JSON value starts like (the parser keeps text it cannot read as JSON as it is)
+            json_fill = {**fill, str(type_group): json_type[0]}
+            json_open = spelled_nodes(before, json_fill, field, "content_args")
+            json_close = spelled_nodes(after, json_fill, field, "content_args")
+            entries.append(make_tag(json_open, seq(WS, json_value(schema, tool), WS), json_close))
+            if json_type[1] and not _constrained(schema):
+                not_json = seq(Pattern(_NOT_JSON_START, example="x"), Text(excludes))
+                entries.append(make_tag(json_open, not_json, json_close))
+        if string and bare is not None and not _constrained(schema):
+            # a string without the attribute: raw text, as the parser reads it then
+            bare_before, bare_after = bare
+            entries.append(
+                make_tag(
+                    spelled_nodes(bare_before, {"key": name}, field, "content_args"),
+                    Text(excludes),
+                    spelled_nodes(bare_after, {"key": name}, field, "content_args"),
+                )
+            )
+        items.append((name, entries[0] if len(entries) == 1 else Alt(tuple(entries))))
     return seq(WS, _ordered_params(tool, items, WS), WS)
 
 
@@ -391,6 +420,84 @@ def _value_ending_opener(pattern: str, before: Sequence[Piece], after: Sequence[
     if match is None or "value" not in match.re.groupindex or match.group("value") is None:
         return None
     return head if match.end("value") <= len(first) else None
+
+
+#: The start of a text the JSON parser cannot read (so that it keeps the text as a string): not whitespace,
+#: nor what starts a JSON value or Python's ``NaN``/``Infinity`` (which ``json.loads`` reads), checked on
+#: two characters for the letters; never ``<``, where a close tag may start.
+_NOT_JSON_START = '[^ \\t\\r\\n"{\\[\\-0-9tfnNI<]|n[^u<]|t[^r<]|f[^a<]|N[^a<]|I[^n<]'
+
+
+def _constrained(schema: Any) -> bool:
+    """Whether a schema has keywords beyond its type and annotations (``pattern``, lengths, ``format``...)."""
+    return isinstance(schema, Mapping) and not set(schema) <= _CAST_KEYS
+
+
+def _json_type_value(type_parsers: Mapping[str, Any]) -> tuple[str, bool] | None:
+    """Of a two-valued type attribute (``string="true|false"``: text or JSON), the value that reads the
+    value as JSON and whether that parser keeps a text it cannot read (``allow_non_json``); None for any
+    other attribute (a type name per schema type, where a string written as ``integer`` would mislead)."""
+    names = {
+        str(v): (p.get("name"), p.get("args")) for v, p in type_parsers.items() if isinstance(p, Mapping)
+    }
+    if len(names) != 2 or len(type_parsers) != 2 or {n for n, _ in names.values()} != {"text", "json"}:
+        return None
+    value, (_, args) = next((v, np) for v, np in names.items() if np[0] == "json")
+    return value, isinstance(args, Mapping) and args.get("allow_non_json") is True
+
+
+def _untyped_pieces(field: FieldSpec, type_group: str) -> tuple[list[Piece], list[Piece]] | None:
+    """The tag pattern spelled without its optional type attribute (the pieces before and after the
+    value), where the pattern reads that spelling and the field's parser then reads a raw value as the text
+    it is (tried on probes); else None."""
+    pattern = str(field.content_args.get("tag_pattern", ""))
+    try:
+        pieces = [p for p in spell(pattern, frozenset()) if not (isinstance(p, Slot) and p.name == OPTIONAL)]
+    except Unspellable:
+        return None
+    if any(isinstance(p, Slot) and p.name not in ("", "key", "value") for p in pieces):
+        return None
+    at = next((i for i, p in enumerate(pieces) if isinstance(p, Slot) and p.name == "value"), None)
+    if at is None:
+        return None
+    before, after = list(pieces[:at]), list(pieces[at + 1 :])
+    if any(isinstance(p, Slot) and not p.name for p in (*before[-1:], *after[:1])):
+        return None  # whitespace around the value: not this simple spelling
+    for probe in ("123", '{"a": 1}', " x "):
+        text = _sample(before, "k") + probe + _sample(after, "k")
+        try:
+            match = regex.compile(pattern, regex.DOTALL).match(text)
+            read = field.parser.parse(text, field.content_args)
+        except Exception:
+            return None
+        if match is None or match.group(type_group) is not None or read != {"k": probe}:
+            return None
+    return before, after
+
+
+#: A CDATA section's delimiters (``cdata``: the parser unwraps a value written as one, verbatim).
+_CDATA_OPEN, _CDATA_CLOSE = "<![CDATA[", "]]>"
+
+
+def _cdata_value(
+    pattern: str, before: Sequence[Piece], after: Sequence[Piece], excludes: tuple[str, ...]
+) -> Node | None:
+    """The text of a string value written as a CDATA section, where the parser unwraps one (``cdata``):
+    it holds no ``]]>``, nor the close tag unless the pattern reads a CDATA section that holds it (tried on
+    a probe), nor what ends a value early (``excludes``). None when the close tag is not plain text."""
+    close = literal_text(list(after))
+    if close is None:
+        return None
+    close = close.strip()
+    held = _CDATA_OPEN + "a" + close + _CDATA_CLOSE
+    probe = _sample(before, "k") + held + _sample(after, "k")
+    try:
+        match = regex.compile(pattern, regex.DOTALL).match(probe)
+    except (regex.error, ValueError, TypeError, OverflowError, RecursionError):  # pragma: no cover
+        return None
+    reads = match is not None and "value" in match.re.groupindex and match.group("value") == held
+    body = (_CDATA_CLOSE, *excludes) if reads or not close else (_CDATA_CLOSE, close, *excludes)
+    return Text(tuple(dict.fromkeys(body)))
 
 
 def _string_choices(schema: Any) -> list[str] | None:
@@ -432,41 +539,8 @@ def _type_value(type_parsers: Mapping[str, Any], schema: Any, string: bool) -> s
     return str(next(iter(type_parsers), ""))
 
 
-#: The escapes a Python-call string may hold (those ``python-call-list`` reads: JSON's and ``\\'``; a
-#: ``\\u`` escape outside the surrogates).
-_PY_ESCAPE = r"\\([\"'\\/bfnrt]|u([0-9a-cA-Ce-fE-F][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2}))"
-
-#: A Python string literal, single- or double-quoted, on one line (no raw line break).
-PY_STRING = f"\"([^\"\\\\\\n\\r]|{_PY_ESCAPE})*\"|'([^'\\\\\\n\\r]|{_PY_ESCAPE})*'"
-
-
-def _python_value(schema: Any, tool: Tool) -> Node:
-    """One keyword argument's value: Python literals for scalars (``True``/``true``, ``None``/``null``,
-    either quote for strings), JSON (valid Python too) for the rest."""
-    kinds = _schema_kinds(schema)
-    if kinds == {"boolean"}:
-        return Alt((Lit("True"), Lit("False"), Lit("true"), Lit("false")))
-    if kinds == {"null"}:
-        return Alt((Lit("None"), Lit("null")))
-    if (
-        kinds == {"string"}
-        and isinstance(schema, Mapping)
-        and not schema.get("enum")
-        and "const" not in schema
-    ):
-        return Pattern(PY_STRING, example="'Paris'")
-    return json_value(schema, tool)
-
-
 #: The names a Python call list can hold (dotted and hyphenated names included).
 PY_NAME = regex.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
-
-
-def python_arguments(tool: Tool) -> Node:
-    items = [
-        (name, seq(Lit(f"{name}="), _python_value(schema, tool))) for name, schema in tool.properties.items()
-    ]
-    return _ordered_params(tool, items, Lit(", "))
 
 
 def call_object_schema(

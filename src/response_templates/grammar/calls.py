@@ -17,16 +17,17 @@ from .arguments import (
     GrammarError,
     Tool,
     call_object_schema,
+    cast_tolerant,
     delimiter_key,
     json_value,
     make_tag,
-    python_arguments,
     spelled_nodes,
     xml_arguments,
 )
 from .dialects import dialect_value, field_dialect
 from .lark import regex_escape
 from .nodes import WS, Alt, Calls, Json, Node, Pattern, Tag, seq
+from .pyargs import python_arguments
 from .spelling import (
     OPTIONAL,
     Piece,
@@ -34,7 +35,9 @@ from .spelling import (
     Unspellable,
     literal_text,
     spell_parts,
+    spell_parts_variants,
     strip_space,
+    suffix_spelling,
 )
 
 # --------------------------------------------------------------------------------------------- calls
@@ -59,6 +62,15 @@ class CallSyntax:
     #: Calls of another field written beside the section, opened by the section's own opener (Dots: a
     #: JSON call in ``<dots_function_call>``, which otherwise wraps XML calls).
     beside: tuple[Tag, ...] = ()
+    #: The section opener's other spellings (DeepSeek R1's ``<｜tool▁calls｜>`` beside
+    #: ``<｜tool▁calls▁begin｜>``), each opening the same section.
+    section_others: tuple[str, ...] = ()
+    #: An optional start of each call (``<｜tool▁call▁begin｜>``) that a call inside a section may leave
+    #: out, or ``""``.
+    inner_start: str = ""
+    #: A section whose opener and closer carry an optional suffix run (Hy's ``<tool_calls:6124c78e>``):
+    #: ``(opener's fixed start, rest regex, closer's fixed start, rest regex)``, or None.
+    section_suffix: tuple[str, str, str, str] | None = None
 
 
 def _json_path_key(source: Any) -> str | None:
@@ -220,6 +232,8 @@ def call_syntax(
     parser = field.parser.name
     args = field.content_args
     dialect = field_dialect(field)  # a JSON dialect (bare keys, delimited strings): see .dialects
+    if parser == "json" and dialect is None and field.argument_typing != "none":
+        tools = [cast_tolerant(t) for t in tools]  # scalars also as the strings the typing casts
     if parser not in ("json", "xml-inline", "python-call-list", "python-calls"):
         raise GrammarError(
             f"the {parser!r} content parser does not carry a tool's arguments by schema",
@@ -328,7 +342,95 @@ def call_syntax(
                 field=field.name,
                 key="transform",
             )
-    return CallSyntax(field, _other_closers(field, tags, turn_ends), [lead], section, False, open_ended)
+    others, start = _section_spellings(field, section, tags) if variant is None else ((), "")
+    suffix = _section_suffix(field, turn_ends) if section is not None and variant is None else None
+    return CallSyntax(
+        field,
+        _other_closers(field, tags, turn_ends),
+        [lead],
+        section,
+        False,
+        open_ended,
+        (),
+        others,
+        start,
+        suffix,
+    )
+
+
+def _suffix_of(pieces: Sequence[Piece]) -> tuple[str, str] | None:
+    """``(fixed start, rest regex)`` of a delimiter spelled ``text``, optional suffix run, ``text``."""
+    pieces = [p for p in pieces if not (isinstance(p, Slot) and not p.name)]  # whitespace left out
+    if len(pieces) != 3:
+        return None
+    head, slot, tail = pieces
+    if not (isinstance(head, str) and isinstance(slot, Slot) and isinstance(tail, str)):
+        return None
+    found = suffix_spelling(regex_escape(head) + f"(?:{slot.pattern})?" + regex_escape(tail))
+    return None if found is None else (found[1], found[2])
+
+
+def _section_suffix(field: FieldSpec, turn_ends: frozenset[str]) -> tuple[str, str, str, str] | None:
+    """Where a section's opener and closer both may carry a suffix run (Hy's session id): their fixed
+    starts and rests (see :attr:`CallSyntax.section_suffix`)."""
+    if field.open is None or field.open.literals is not None or field.close is None:
+        return None
+    if field.close.literals is not None:
+        return None
+    closers = _close_alternatives(str(field.close.source), turn_ends)
+    try:
+        section_open = spell_parts(str(field.open.source))[0]
+        section_close = spell_parts(closers[0])[2] if closers else []
+    except Unspellable:
+        return None
+    opens, closes = _suffix_of(section_open), _suffix_of(section_close)
+    if opens is None or closes is None:
+        return None
+    return (*opens, *closes)
+
+
+#: A token-like delimiter at the start of a call's opener (``<｜tool▁call▁begin｜>``).
+_LEADING_TOKEN = regex.compile(r"<[^<>]+>")
+
+
+def _section_spellings(
+    field: FieldSpec, section: tuple[str, str] | None, tags: Sequence[Tag]
+) -> tuple[tuple[str, ...], str]:
+    """The section opener's other spellings (the alternatives the template lists after the first, with
+    the same call opener after them), and a token at the start of each call's opener that a call inside
+    the section may leave out (an optional part the opener's pattern reads without), checked with the
+    pattern itself."""
+    if section is None or field.open is None or field.open.literals is not None or not tags:
+        return (), ""
+    source = str(field.open.source)
+    try:
+        variants = spell_parts_variants(source)
+    except Unspellable:
+        return (), ""
+    others: list[str] = []
+    body = variants[0][1] if variants else None
+    if any(pieces != body for _, pieces, _ in variants):
+        # the call opener has other spellings too (DeepSeek V4.1's ``\DSML\``, a style of the whole
+        # call): the section keeps its first spelling, as the calls do
+        variants = []
+    for lead, pieces, _ in variants:
+        text = literal_text(strip_space(lead))
+        if text and text != section[0] and pieces == body and text not in others:
+            others.append(text)
+    start = ""
+    found = _LEADING_TOKEN.match(tags[0].begin)
+    if found is not None and found.end() < len(tags[0].begin):
+        token = found.group(0)
+        try:
+            if all(
+                t.begin.startswith(token)
+                and regex.fullmatch(source, section[0] + t.begin[len(token) :], partial=True, timeout=1.0)
+                for t in tags
+            ):
+                start = token
+        except (regex.error, TimeoutError):
+            start = ""
+    return tuple(others), start
 
 
 #: A lookahead for one character (after optional whitespace) that ends an opener: ``(?=\s*\{)``.

@@ -10,6 +10,7 @@ reads its arguments, and how its delimiters are spelled (:mod:`.spelling`). Ever
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import regex
@@ -17,7 +18,7 @@ import regex
 from ..language import FieldSpec, ResponseTemplate
 from .arguments import GrammarError, Tool, delimiter_key, make_tag, spell_text, spelled_nodes
 from .calls import CallSyntax, call_syntax, top_alternatives
-from .nodes import WS, Alt, Calls, Lit, Node, Pattern, Seq, Tag, Text, example, optional, seq
+from .nodes import WS, Alt, Calls, Lit, Node, Pattern, Repeat, Seq, Tag, Text, example, optional, seq
 from .reasoning import (
     all_call_openers,
     call_fields,
@@ -27,7 +28,9 @@ from .reasoning import (
     reasoning_region,
     reasoning_state,
     reopened,
+    suffixed_call_openers,
     turn_ends,
+    with_doubled_opener,
 )
 from .spelling import (
     CLASS,
@@ -37,6 +40,7 @@ from .spelling import (
     literal_text,
     spell_parts_variants,
     strip_space,
+    suffixed_starts,
 )
 
 __all__ = ["derive", "reasoning_state", "tool_fields"]
@@ -94,7 +98,13 @@ def derive(
     if template.implicit is None:
         return _derive_regions(template, tools, mode, named, parallel_tool_calls, reasoning, prefix)
     reasoning_node, excludes, unclosed = reasoning_region(template, reasoning, prefix)
+    excludes = [*excludes, *suffixed_call_openers(template)]
     again = _reasoning_again(template, reasoning, prefix) if parallel_tool_calls else None
+    thinking = reasoning_field(template)
+    opened = reasoning_state(template, prefix) == "open"
+    if again is not None and thinking is not None and opened and mode in ("auto", "none"):
+        # the opener is a delimiter of the content now: the block the prompt opened may write it doubled
+        reasoning_node = with_doubled_opener(reasoning_node, thinking)
     if mode == "none" or not tools:
         excludes += all_call_openers(template)
         if again is not None:
@@ -123,7 +133,10 @@ def derive(
         and ("interleaved" in template.extensions or _calls_in_reasoning(template, prefix, syntax))
     ):
         reasoning_node = _interleaved(reasoning_node, syntax)
-        again = None
+        # A block reopened in the content after the one the prompt opened (DeepSeek V4.1) holds calls as
+        # that one does. (Where the output opens the first block itself, it is written as it was.)
+        opened = reasoning_state(template, prefix) == "open"
+        again = _interleaved_again(template, prefix, again, syntax) if opened else None
     if (
         again is not None
         and mode == "auto"
@@ -158,11 +171,12 @@ def _reasoning_again(template: ResponseTemplate, reasoning: str, prefix: str | N
         return None
     if not open_text or not close:
         return None
-    first = "Ok" + close if reasoning_state(template, prefix) == "open" else open_text + "Ok" + close
-    for text in (
-        "Hi " + open_text + "Hmm" + close + "Yes",
-        first + "Hi " + open_text + "Hmm" + close + "Yes",
-    ):
+    is_open = reasoning_state(template, prefix) == "open"
+    first = "Ok" + close if is_open else open_text + "Ok" + close
+    probes = [first + "Hi " + open_text + "Hmm" + close + "Yes"]
+    if not is_open:  # (where the prompt opened the block, the output's text starts inside it)
+        probes.insert(0, "Hi " + open_text + "Hmm" + close + "Yes")
+    for text in probes:
         message = reads(template, prefix, text)
         if message is None or message.get("errors") or message.get("tool_calls"):
             return None
@@ -268,6 +282,39 @@ def _calls_in_reasoning(template: ResponseTemplate, prefix: str | None, syntax: 
     )
 
 
+def _interleaved_again(
+    template: ResponseTemplate, prefix: str | None, again: Tag | None, syntax: CallSyntax
+) -> Tag | None:
+    """A reasoning block reopened in the content, where calls may be written inside reasoning: with calls
+    inside it too, where the parser reads a call there as one (and both blocks' text as reasoning); else
+    with text that holds no call opener (the parser reads such a block as reasoning: see
+    :func:`_reasoning_again`)."""
+    if again is None:
+        return None
+    items = again.content.items if isinstance(again.content, Seq) else (again.content,)
+    if not isinstance(items[-1], Text):
+        return None
+    field = reasoning_field(template)
+    if field is None or not syntax.tags:
+        return None
+    lead = "" if reasoning_state(template, prefix) == "open" else again.begin
+    call = example(syntax.tags[0], 1)
+    text = f"{lead}Ok{again.end}Hi {again.begin}Hmm {call} more{again.end}Yes"
+    message = reads(template, prefix, text)
+    if (
+        message is not None
+        and not message.get("errors")
+        and len(message.get("tool_calls") or []) == 1
+        and all(w in (message.get("reasoning_content") or "") for w in ("Ok", "Hmm", "more"))
+        and all(w in (message.get("content") or "") for w in ("Hi", "Yes"))
+    ):
+        inner = _interleaved(again, syntax)
+        if isinstance(inner, Tag) and inner != again:
+            return inner
+    plain = Text((*items[-1].excludes, *syntax.triggers))
+    return Tag(again.begin, seq(*items[:-1], plain), again.end, again.other_ends)
+
+
 def _or_unclosed(whole: Node, unclosed: Node | None) -> Node:
     """The output as the grammar writes it, or (no call) one that ends inside the reasoning block."""
     return whole if unclosed is None else Alt((whole, unclosed))
@@ -283,7 +330,9 @@ def _interleaved(node: Node, syntax: CallSyntax) -> Node:
         assert isinstance(text, Text)
         if any(trigger in text.excludes for trigger in syntax.triggers):
             return node  # text that holds no call opener (before a stray close) stays so
-        inner = _calls_node(syntax, False, True, (*text.excludes, *node.ends))
+        opener = syntax.field.open
+        suffixed = suffixed_starts(str(opener.source)) if opener and opener.literals is None else []
+        inner = _calls_node(syntax, False, True, (*text.excludes, *node.ends, *suffixed))
         if isinstance(inner, Calls) and inner.separator is None and not inner.calls_last:
             return Tag(node.begin, seq(*items[:-1], inner), node.end, node.other_ends)
         return node
@@ -325,7 +374,7 @@ def _with_alternative_bodies(
     if len(bodies) == 1:
         return syntax
     merged = Tag(tag.begin, Alt(tuple(bodies)), tag.end, tag.other_ends)
-    return CallSyntax(syntax.field, [merged], syntax.triggers, None, True, syntax.open_ended)
+    return replace(syntax, tags=[merged], section=None, array=True)
 
 
 def _with_alternative_calls(
@@ -363,9 +412,21 @@ def _with_alternative_calls(
             beside.extend(t for t in other.tags if t not in beside)
     if len(tags) == len(syntax.tags) and not beside:
         return syntax
-    return CallSyntax(
-        syntax.field, tags, syntax.triggers, syntax.section, False, syntax.open_ended, tuple(beside)
-    )
+    return replace(syntax, tags=tags, beside=tuple(beside))
+
+
+#: The most calls a section with a suffixed opener holds (xgrammar compiles a tag whose end string is
+#: empty only around a bounded content: the run of calls is a bounded repetition there).
+SUFFIXED_SECTION_CALLS = 16
+
+
+def _suffixed_section(suffix: tuple[str, str, str, str], run: Sequence[Tag], close: str, stop: bool) -> Tag:
+    """A section opened with a suffix run (``<tool_calls:6124c78e>``) and closed with or without one."""
+    open_start, open_rest, close_start, close_rest = suffix
+    one: Node = run[0] if len(run) == 1 else Alt(tuple(run))
+    calls = one if stop else seq(one, Repeat(one, SUFFIXED_SECTION_CALLS - 1))
+    closing = Alt((Lit(close), seq(Lit(close_start), Pattern(close_rest, example="x>"))))
+    return Tag(open_start, seq(Pattern(open_rest, example="x>"), WS, calls, closing), "")
 
 
 def _run_tags(tags: Sequence[Tag]) -> tuple[Tag, ...]:
@@ -396,8 +457,16 @@ def _calls_node(
     stop = not parallel
     if syntax.section is not None:
         open_, close = syntax.section
-        inner = Calls(tags=_run_tags(syntax.tags), separator="", at_least_one=True, stop_after_first=stop)
+        run = _run_tags(syntax.tags)
+        skip = syntax.inner_start
+        if skip:  # a call inside the section may leave out its optional start (``<｜tool▁call▁begin｜>``)
+            run += tuple(Tag(t.begin[len(skip) :], t.content, t.end) for t in run)
+        inner = Calls(tags=run, separator="", at_least_one=True, stop_after_first=stop)
         tag = Tag(open_, seq(WS, inner), close)
+        # the section opener's other spellings open the same section
+        others = tuple(Tag(o, seq(WS, inner), close) for o in syntax.section_others)
+        if syntax.section_suffix is not None:
+            others += (_suffixed_section(syntax.section_suffix, run, close, stop),)
         # The section's opener is optional: a call may also stand alone, without the section around it.
         # (and then end with the section's closer, or not).
         bare = tuple(
@@ -408,12 +477,17 @@ def _calls_node(
             # ``<tool_calls>``)
             and not any(open_.startswith(g) or g.startswith(open_) for g in syntax.triggers)
         )
+        triggers = (
+            open_,
+            *(t.begin for t in others),
+            *(g for g in syntax.triggers if bare and g != open_),
+        )
         return Calls(
-            tags=(tag, *bare, *syntax.beside),
-            triggers=(open_, *(g for g in syntax.triggers if bare and g != open_)),
+            tags=(tag, *others, *bare, *syntax.beside),
+            triggers=triggers,
             at_least_one=at_least_one,
             stop_after_first=stop,
-            excludes=excludes,
+            excludes=tuple(e for e in excludes if e not in triggers),
         )
     if syntax.open_ended:
         # A call runs to the next call or the end: the calls come last, with nothing between them.
@@ -507,6 +581,52 @@ def _call_variants(
     if not out:
         raise error or GrammarError("the opener has no spelling", field=field.name, key="open_pattern")
     return out
+
+
+#: A recipient written after a joiner where every opener reads one (Inkling's ``<|message_model|>`` then
+#: ``get_weather``, before ``<|content_invoke_tool_json|>``): a name, as a regex.
+_RECIPIENT = "[A-Za-z0-9_][A-Za-z0-9_.-]*"
+
+
+def _recipients(template: ResponseTemplate, joiners: list[tuple[Piece, ...]]) -> list[tuple[Piece, ...]]:
+    """The joiners, each followed by an optional recipient where the template's openers read any text
+    there (``(?:<|message_model|>[^<]*)?``: the parser skips it, and names a call by its body)."""
+    out: list[tuple[Piece, ...]] = []
+    for joiner in joiners:
+        text = literal_text(strip_space(list(joiner)))
+        if text and _reads_recipient(template, text):
+            joiner = (*joiner, Slot(OPTIONAL, _RECIPIENT))
+        if joiner not in out:
+            out.append(joiner)
+    return out
+
+
+def _reads_recipient(template: ResponseTemplate, joiner: str) -> bool:
+    """Whether every opener that may start with ``joiner`` reads a recipient after it (checked with the
+    pattern itself: names of several shapes between the joiner and the opener's own text)."""
+    names = ("get_weather", "functions.get_weather", "a-b.c_9", "x")
+    checked = 0
+    for field in template.fields:
+        if field.open is None or field.open.literals is not None:
+            continue
+        source = str(field.open.source)
+        try:
+            variants = spell_parts_variants(source)
+        except Exception:  # a pattern without spellings: no joiner of it
+            continue
+        for lead, body, _ in variants:
+            if literal_text(strip_space(lead)) != joiner:
+                continue
+            begin = "".join(p for p in body if isinstance(p, str))
+            for name in names:
+                try:
+                    found = regex.match(source, joiner + name + begin, timeout=1.0)
+                except (regex.error, TimeoutError):
+                    return False
+                if found is None or found.end() != len(joiner + name + begin):
+                    return False
+            checked += 1
+    return checked > 0
 
 
 def _with_joiners(tags: Sequence[Tag], joiners: Sequence[tuple[Piece, ...]]) -> tuple[Tag, ...]:
@@ -612,8 +732,9 @@ def _derive_regions(
         if reasoning == "required":
             raise GrammarError("reasoning 'required', but the prompt already closed the reasoning block")
     elif reasoning != "forbidden":
-        tags = _with_joiners(_text_regions(thinking, joiners), joiners)
+        tags = _with_joiners(_text_regions(thinking, joiners), _recipients(template, joiners))
         reasoning_node = _run(tags, at_least_one=reasoning == "required", stop=not thinking.repeats)
+    joiners = _recipients(template, joiners)
     contents = _with_joiners(content_tags, joiners)
     calls = _with_joiners(call_tags, joiners)
     # The last region's closer may be the engine's stop token (``<|return|>``, ``<|call|>``), which the

@@ -34,10 +34,12 @@ from typing import Any
 import regex
 
 from ..language import FieldSpec
+from .anyvalue import PY_STRING
 from .arguments import Tool, json_value
-from .nodes import Alt, DialectValue, Lit, Node, Tag, Text, optional, seq
+from .nodes import Alt, DialectValue, Lit, Node, Pattern, Tag, Text, optional, seq
 
 __all__ = [
+    "PYTHON",
     "Dialect",
     "dialect_value",
     "field_dialect",
@@ -73,6 +75,13 @@ class Dialect:
     #: What a delimited string's body must not hold besides its closing marker: the call region's closers,
     #: where the parser would end the region.
     excludes: tuple[str, ...] = ()
+    #: Python literals instead of JSON (the Python-call parsers' values): strings and dict keys in either
+    #: quote, ``True``/``False``/``None`` as well as JSON's constants, a space allowed after ``,`` and ``:``.
+    python: bool = False
+
+
+#: The values of Python-call arguments (``python-call-list``, ``python-calls``).
+PYTHON = Dialect(unquoted_keys=False, delims=None, python=True)
 
 
 def field_dialect(field: FieldSpec) -> Dialect | None:
@@ -104,7 +113,7 @@ def dialect_value(schema: Any, tool: Tool, dialect: Dialect, depth: int = 0) -> 
     if set(schema) <= _FREE_KEYS and schema.get("type", "any") in ("any", "object", "array"):
         # a value the schema does not constrain: any value of the dialect (of the type it names)
         kind = str(schema.get("type", "any"))
-        return DialectValue(kind, dialect.unquoted_keys, dialect.delims, dialect.excludes)
+        return DialectValue(kind, dialect.unquoted_keys, dialect.delims, dialect.excludes, dialect.python)
     if "const" in schema:
         return _choices([schema["const"]], dialect) or json_value(schema, tool)
     if "enum" in schema:
@@ -116,6 +125,10 @@ def dialect_value(schema: Any, tool: Tool, dialect: Dialect, depth: int = 0) -> 
         return options[0] if len(options) == 1 else Alt(tuple(options))
     if kinds == "string" and set(schema) <= _STRING_KEYS:
         return _string(dialect)
+    if dialect.python and kinds == "boolean":
+        return Alt((Lit("True"), Lit("False"), Lit("true"), Lit("false")))
+    if dialect.python and kinds == "null":
+        return Alt((Lit("None"), Lit("null")))
     if kinds == "object" and isinstance(schema.get("properties"), Mapping) and set(schema) <= _OBJECT_KEYS:
         return _object(schema, tool, dialect, depth)
     if kinds == "array" and set(schema) <= _ARRAY_KEYS:
@@ -124,6 +137,8 @@ def dialect_value(schema: Any, tool: Tool, dialect: Dialect, depth: int = 0) -> 
 
 
 def _string(dialect: Dialect) -> Node:
+    if dialect.python:
+        return Pattern(PY_STRING, example="'text'")
     standard = json_value({"type": "string"})
     if dialect.delims is None:
         return standard
@@ -141,6 +156,8 @@ def _choices(values: Sequence[Any], dialect: Dialect) -> Node | None:
             return None
         if isinstance(value, (dict, list)):
             return None  # a structured constant: standard JSON, checked by the schema
+        if dialect.python:
+            spelled.extend(Lit(t) for t in _python_spellings(value))
         if isinstance(value, str) and dialect.delims is not None:
             open_, close = dialect.delims
             if close not in value and not any(e in value for e in dialect.excludes):
@@ -150,6 +167,21 @@ def _choices(values: Sequence[Any], dialect: Dialect) -> Node | None:
     if not unique:
         return None
     return unique[0] if len(unique) == 1 else Alt(tuple(unique))
+
+
+def _python_spellings(value: Any) -> list[str]:
+    """How a Python literal spells a scalar constant, besides JSON's spelling: ``True``, ``None``, a
+    string in single quotes (when it needs no escape there)."""
+    if value is True or value is False or value is None:
+        return [repr(value)]
+    if isinstance(value, str) and not regex.search(r"['\\\x00-\x1f\x7f-\x9f\p{Cs}]", value):
+        return [f"'{value}'"]
+    return []
+
+
+def _sep(char: str, dialect: Dialect) -> Node:
+    """A ``,`` or ``:`` between entries: a Python literal may have a space after it."""
+    return seq(Lit(char), optional(Lit(" "))) if dialect.python else Lit(char)
 
 
 def _unique(nodes: Sequence[Node]) -> list[Node]:
@@ -174,19 +206,30 @@ def _object(schema: Mapping[str, Any], tool: Tool, dialect: Dialect, depth: int)
     if not required <= set(properties):
         return json_value(schema, tool)  # a required key with no schema of its own: JSON, by the schema
     entries = [
-        (name, seq(Lit(_key(name, dialect) + ":"), dialect_value(sub, tool, dialect, depth + 1)))
+        (
+            name,
+            seq(_key_node(name, dialect), _sep(":", dialect), dialect_value(sub, tool, dialect, depth + 1)),
+        )
         for name, sub in properties.items()
     ]
     orders = [entries]
     by_name = sorted(entries, key=lambda entry: entry[0])
     if [n for n, _ in by_name] != [n for n, _ in entries]:
         orders.append(by_name)
-    bodies = _unique([_entries(order, required) for order in orders])
+    bodies = _unique([_entries(order, required, _sep(",", dialect)) for order in orders])
     body = bodies[0] if len(bodies) == 1 else Alt(tuple(bodies))
     return seq(Lit("{"), body, Lit("}"))
 
 
-def _entries(items: Sequence[tuple[str, Node]], required: set[str]) -> Node:
+def _key_node(name: str, dialect: Dialect) -> Node:
+    """An object key: bare or a JSON string as :func:`_key`; in a Python literal, in either quote."""
+    if not dialect.python:
+        return Lit(_key(name, dialect))
+    spellings = [*_python_spellings(name), json.dumps(name, ensure_ascii=False)]
+    return Alt(tuple(Lit(t) for t in spellings)) if len(spellings) > 1 else Lit(spellings[0])
+
+
+def _entries(items: Sequence[tuple[str, Node]], required: set[str], comma: Node) -> Node:
     """Entries in this order joined by ``,``: the required ones always, the optional ones when written."""
     if not items:
         return Lit("")
@@ -196,7 +239,7 @@ def _entries(items: Sequence[tuple[str, Node]], required: set[str]) -> Node:
             break
         parts: list[Node] = [items[first][1]]
         for name, node in items[first + 1 :]:
-            entry = seq(Lit(","), node)
+            entry = seq(comma, node)
             parts.append(entry if name in required else optional(entry))
         options.append(seq(*parts))
     if not required:
@@ -219,16 +262,22 @@ def _array(schema: Mapping[str, Any], tool: Tool, dialect: Dialect, depth: int) 
         return standard
     item = dialect_value(items, tool, dialect, depth + 1)
     if isinstance(item, DialectValue) and item.kind == "any" and low == 0 and high is None:
-        return DialectValue("array", dialect.unquoted_keys, dialect.delims, dialect.excludes)
+        return DialectValue("array", dialect.unquoted_keys, dialect.delims, dialect.excludes, dialect.python)
     # ``low`` items always, then up to ``cap`` in all, each after a comma.
+    comma = _sep(",", dialect)
     tail: Node = Lit("")
     for _ in range(cap - max(low, 1)):
-        tail = optional(seq(Lit(","), item, tail))
+        tail = optional(seq(comma, item, tail))
     if low == 0:
         body: Node = optional(seq(item, tail)) if cap > 0 else Lit("")
     else:
-        body = seq(item, *(seq(Lit(","), item) for _ in range(low - 1)), tail)
-    return Alt((seq(Lit("["), body, Lit("]")), standard))
+        body = seq(item, *(seq(comma, item) for _ in range(low - 1)), tail)
+    written = seq(Lit("["), body, Lit("]"))
+    if dialect.python and isinstance(high, int) and not isinstance(high, bool) and high <= cap:
+        # Every length is written above. (Standard JSON may break a line, and ``python-calls`` reads a
+        # text of several calls line by line: a Python value keeps to its line where it can.)
+        return written
+    return Alt((written, standard))
 
 
 # ------------------------------------------------------------------------------- any value of a dialect

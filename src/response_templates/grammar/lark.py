@@ -19,7 +19,25 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from .nodes import WS, Alt, Calls, DialectValue, Json, Lit, Node, Pattern, Seq, SharedAlt, Tag, Text, seq
+from .nodes import (
+    WS,
+    Alt,
+    Calls,
+    DialectValue,
+    Json,
+    Lit,
+    Node,
+    Pattern,
+    Repeat,
+    Seq,
+    SharedAlt,
+    Tag,
+    Text,
+    seq,
+    split_special,
+    usable_special_tokens,
+    written_special_tokens,
+)
 
 __all__ = ["to_lark"]
 
@@ -53,14 +71,14 @@ def _string(text: str) -> str:
 
 
 class _Writer:
-    def __init__(self, special_tokens: Mapping[str, int | None]) -> None:
+    def __init__(self, special_tokens: Mapping[str, int | None], spelled: tuple[str, ...] = ()) -> None:
         # llguidance names a special token by id (``<[id]>``) or, when its text is ``<...>``, by that
         # text; any other token without an id is written as text.
-        self.special = {
-            t: i
-            for t, i in special_tokens.items()
-            if t and (i is not None or (t.startswith("<") and t.endswith(">") and ">" not in t[:-1]))
-        }
+        self.special = usable_special_tokens(special_tokens)
+        self.tokens = sorted(self.special, key=len, reverse=True)
+        #: The texts of the special tokens the grammar writes: free text never spells one in ordinary
+        #: tokens either (the parser would read it as the delimiter), as in the structural tag.
+        self.spelled = spelled
         self.rules: list[str] = []
         self.counter = 0
         self.text_terminals: dict[tuple[str, ...], str] = {}
@@ -77,27 +95,7 @@ class _Writer:
 
     def _split(self, text: str) -> list[tuple[bool, str]]:
         """``text`` as (is_special_token, piece) pieces, longest special token first at each position."""
-        if not self.special:
-            return [(False, text)] if text else []
-        tokens = sorted((t for t in self.special if t), key=len, reverse=True)
-        pieces: list[tuple[bool, str]] = []
-        plain: list[str] = []
-        i = 0
-        while i < len(text):
-            for token in tokens:
-                if text.startswith(token, i):
-                    if plain:
-                        pieces.append((False, "".join(plain)))
-                        plain = []
-                    pieces.append((True, token))
-                    i += len(token)
-                    break
-            else:
-                plain.append(text[i])
-                i += 1
-        if plain:
-            pieces.append((False, "".join(plain)))
-        return pieces
+        return split_special(text, self.tokens)
 
     def _token(self, token: str) -> str:
         token_id = self.special.get(token)
@@ -119,8 +117,9 @@ class _Writer:
 
     def text_terminal(self, excludes: tuple[str, ...]) -> str:
         """A terminal for text containing none of ``excludes`` (special tokens never occur in text)."""
-        # Text never holds a special token, so an exclude that starts with one needs no rule.
-        plain = tuple(sorted({self._first_text(e) for e in excludes} - {""}))
+        # Text never holds a special token, so an exclude that starts with one needs no rule; it never
+        # spells one the grammar writes either.
+        plain = tuple(sorted(({self._first_text(e) for e in excludes} | set(self.spelled)) - {""}))
         name = self.text_terminals.get(plain)
         if name is not None:
             return name
@@ -245,6 +244,8 @@ class _Writer:
             return (f"({body})?" if empty else f"({body})"), False
         if isinstance(node, Tag):
             return self.tag(node), False
+        if isinstance(node, Repeat):
+            return f"({self.node(node.content)[0]}){{0,{node.most}}}", False
         return self.calls(node, follow)
 
     def tag(self, tag: Tag, skip: int = 0) -> str:
@@ -363,7 +364,8 @@ def _distribute_space(items: tuple[Node, ...]) -> tuple[Node, ...]:
 
 def to_lark(node: Node, special_tokens: Mapping[str, int | None] | None = None) -> str:
     """The Lark grammar (llguidance dialect) whose ``start`` rule accepts what ``node`` accepts."""
-    writer = _Writer(special_tokens or {})
+    special = usable_special_tokens(special_tokens)
+    writer = _Writer(special, written_special_tokens(node, special))
     start, _ = writer.node(node)
     lines = ["%llguidance {}", "", f"start: {start}", *writer.rules]
     return "\n".join(lines) + "\n"

@@ -18,7 +18,10 @@ chosen so that each one has a direct counterpart in both (the structural tag's k
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "Lit",
     "Node",
     "Pattern",
+    "Repeat",
     "Seq",
     "SharedAlt",
     "Tag",
@@ -65,12 +69,15 @@ class DialectValue:
     """Any value of a JSON dialect (``kind``: ``"any"``, ``"object"`` or ``"array"``), spelled as the
     ``json`` parser reads it with bare keys (``unquoted_keys``) and strings between ``delims`` holding
     none of ``excludes``: a value a tool's schema leaves free. Written by :mod:`.dialects` (recursive: an
-    EBNF ``grammar`` in the structural tag, rules in the Lark grammar)."""
+    EBNF ``grammar`` in the structural tag, rules in the Lark grammar). ``python``: a Python literal
+    instead (strings and keys in either quote, ``True``/``None`` too, a space after ``,`` and ``:``), as
+    the Python-call parsers read an argument's value."""
 
     kind: str
     unquoted_keys: bool
     delims: tuple[str, str] | None
     excludes: tuple[str, ...] = ()
+    python: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,15 @@ class Alt:
 class SharedAlt(Alt):
     """A choice that occurs at several places of the tree (the same object): the Lark grammar writes it
     once, as a rule (the parameters of a call in any order share the rest of each order)."""
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """``content`` repeated, zero to ``most`` times (a run of optional parameters in any order). Bounded:
+    xgrammar refuses an unbounded repetition of tags inside a tag whose end string is empty."""
+
+    content: Node
+    most: int
 
 
 @dataclass(frozen=True)
@@ -120,7 +136,7 @@ class Calls:
     calls_last: bool = False
 
 
-Node = Lit | Json | Text | Pattern | Seq | Alt | Tag | Calls | DialectValue
+Node = Lit | Json | Text | Pattern | Seq | Alt | Tag | Calls | DialectValue | Repeat
 
 
 #: Optional whitespace, where the template allows it (``\\s*``): a region's content, between parameters.
@@ -154,97 +170,376 @@ def optional(node: Node) -> Node:
     return Alt((node, Lit("")))
 
 
-def _tag_dict(tag: Tag, closers: tuple[str, ...] = ()) -> dict[str, Any]:
-    end: str | list[str] = list(tag.ends) if tag.other_ends else tag.end
-    own = tuple(e for e in tag.ends if e.strip())
-    inner = tuple(dict.fromkeys((*closers, *own)))
-    content = structural_tag_format(tag.content, inner, own)
-    return {"type": "tag", "begin": tag.begin, "content": content, "end": end}
+def usable_special_tokens(special_tokens: Mapping[str, int | None] | None) -> dict[str, int | None]:
+    """The special tokens both forms name as tokens: those with an id, and those without one whose text
+    is ``<...>`` (llguidance can name a token by its text only then); any other is written as text."""
+    return {
+        t: i
+        for t, i in (special_tokens or {}).items()
+        if t and (i is not None or (t.startswith("<") and t.endswith(">") and ">" not in t[:-1]))
+    }
 
 
-def structural_tag_format(
-    node: Node, closers: tuple[str, ...] = (), own: tuple[str, ...] = ()
-) -> dict[str, Any]:
-    """The xgrammar structural-tag ``format`` object of a node.
+def split_special(text: str, tokens: Sequence[str]) -> list[tuple[bool, str]]:
+    """``text`` as ``(is_special_token, piece)`` pieces, the longest of ``tokens`` first at each position
+    (``tokens`` sorted longest first)."""
+    if not tokens:
+        return [(False, text)] if text else []
+    pieces: list[tuple[bool, str]] = []
+    at = 0
+    for found in _token_pattern(tuple(tokens)).finditer(text):
+        if found.start() > at:
+            pieces.append((False, text[at : found.start()]))
+        pieces.append((True, found.group()))
+        at = found.end()
+    if at < len(text):
+        pieces.append((False, text[at:]))
+    return pieces
 
-    ``closers`` are the ends of the tags around the node (``own``: those of the innermost one). No JSON
-    string and no free text inside may contain one: the parser ends the region at the first closer it
-    meets, so a value holding one would be cut there. xgrammar takes a delimiter that is not a special
-    token of the tokenizer as ordinary text, and would write it inside a string; the Lark form needs no
-    such list, since llguidance never writes a special token inside a lexeme. (Free text right inside a
-    tag already ends at that tag's own end, so only the outer closers are listed for it.)
-    """
+
+@lru_cache(maxsize=64)
+def _token_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
+    # An alternation tries its branches in order: longest first, as ``tokens`` are sorted.
+    return re.compile("|".join(re.escape(t) for t in tokens))
+
+
+def _strings(node: Node) -> Iterator[str]:
+    """Every delimiter string of a tree (literals, tag ends, triggers, separators, excluded strings)."""
     if isinstance(node, Lit):
-        return {"type": "const_string", "value": node.value}
-    if isinstance(node, Json):
-        out_json: dict[str, Any] = {"type": "json_schema", "json_schema": node.schema}
-        if closers:
-            out_json["excludes"] = list(closers)
-        return out_json
-    if isinstance(node, Text):
+        yield node.value
+    elif isinstance(node, Text):
+        yield from node.excludes
+    elif isinstance(node, Seq):
+        for item in node.items:
+            yield from _strings(item)
+    elif isinstance(node, Alt):
+        for option in node.options:
+            yield from _strings(option)
+    elif isinstance(node, Tag):
+        yield node.begin
+        yield from node.ends
+        yield from _strings(node.content)
+    elif isinstance(node, Repeat):
+        yield from _strings(node.content)
+    elif isinstance(node, Calls):
+        yield from node.triggers
+        yield from node.excludes
+        if node.separator is not None:
+            yield node.separator
+        for tag in node.tags:
+            yield from _strings(tag)
+
+
+#: The most items of a JSON array written out in a tag with no end string (see :meth:`_Formatter.json`).
+ENDLESS_ITEMS = 64
+
+
+def written_special_tokens(tree: Node, special: Mapping[str, int | None]) -> tuple[str, ...]:
+    """The special tokens (of ``special``, see :func:`usable_special_tokens`) that the grammar writes
+    somewhere: free text holds none of them, as a token or spelled in ordinary tokens."""
+    tokens = sorted(special, key=len, reverse=True)
+    found: dict[str, None] = {}
+    if tokens:
+        for text in _strings(tree):
+            for is_token, piece in split_special(text, tokens):
+                if is_token:
+                    found[piece] = None
+    return tuple(found)
+
+
+class _Formatter:
+    """Writes a tree as structural-tag formats. Without special tokens, every delimiter is text (xgrammar
+    matches a token of the tokenizer by its text, so a special token and its spelling in ordinary tokens
+    are the same to it). With special tokens, a delimiter that is one is a ``token`` format (that token,
+    never its spelling), and free text excludes the text of every special token the grammar writes, which
+    keeps out both the token and its spelling: a special token occurs only where the grammar places it.
+    A tag that holds a special token is a ``tag`` format with that token as its begin or end where one
+    token is the whole of it, else a sequence; calls that hold one are written with sequences, choices
+    and repetitions (``triggered_tags`` takes text triggers and tags that begin with text only)."""
+
+    def __init__(self, tree: Node, special_tokens: Mapping[str, int | None] | None) -> None:
+        self.special = usable_special_tokens(special_tokens)
+        self.tokens = sorted(self.special, key=len, reverse=True)
+        #: The special tokens the grammar writes: no free text holds them, by token or by text.
+        self.delimiters = written_special_tokens(tree, self.special)
+        #: Inside the content of a tag with no end string, where xgrammar refuses an unbounded repetition.
+        self.endless = 0
+
+    def split(self, text: str) -> list[tuple[bool, str]]:
+        return split_special(text, self.tokens)
+
+    def has_token(self, text: str) -> bool:
+        return bool(self.delimiters) and any(is_token for is_token, _ in self.split(text))
+
+    def literal(self, text: str) -> dict[str, Any]:
+        """A fixed string: ``const_string``, or with special tokens in it a ``token`` format for each."""
+        if not self.has_token(text):
+            return {"type": "const_string", "value": text}
+        parts: list[dict[str, Any]] = []
+        for is_token, piece in self.split(text):
+            if is_token:
+                token_id = self.special[piece]
+                parts.append({"type": "token", "token": piece if token_id is None else token_id})
+            else:
+                parts.append({"type": "const_string", "value": piece})
+        return parts[0] if len(parts) == 1 else {"type": "sequence", "elements": parts}
+
+    def text(self, excludes: Sequence[str]) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "any_text"}
-        excludes = list(dict.fromkeys((*node.excludes, *(c for c in closers if c not in own))))
+        listed = list(dict.fromkeys((*excludes, *self.delimiters)))
+        if listed:
+            out["excludes"] = listed
+        return out
+
+    def tag_holds_token(self, tag: Tag) -> bool:
+        return self.has_token(tag.begin) or any(self.has_token(end) for end in tag.ends)
+
+    def tag(self, tag: Tag, closers: tuple[str, ...] = ()) -> dict[str, Any]:
+        end: str | list[str] | dict[str, Any] = list(tag.ends) if tag.other_ends else tag.end
+        begin: str | dict[str, Any] = tag.begin
+        lead: dict[str, Any] | None = None
+        if self.tag_holds_token(tag):
+            # The ``tag`` format where its ends allow it (text, or one special token: xgrammar's tags are
+            # its fast path), else a sequence.
+            if not any(tag.ends):  # no end string: xgrammar refuses a tag whose content is unbounded
+                return self.tag_sequence(tag, closers)
+            if any(self.has_token(e) for e in tag.ends):
+                if tag.other_ends or self.split(tag.end) != [(True, tag.end)]:
+                    return self.tag_sequence(tag, closers)
+                end = self.literal(tag.end)
+            if self.has_token(tag.begin):
+                first = self.literal(tag.begin)
+                begin, lead = (first, None) if first["type"] == "token" else ("", first)
+        own = tuple(e for e in tag.ends if e.strip())
+        inner = tuple(dict.fromkeys((*closers, *own)))
+        endless = not any(tag.ends)
+        self.endless += endless
+        try:
+            content = self.format(tag.content, inner, own)
+        finally:
+            self.endless -= endless
+        if lead is not None:
+            content = {"type": "sequence", "elements": [lead, content]}
+        return {"type": "tag", "begin": begin, "content": content, "end": end}
+
+    def tag_sequence(self, tag: Tag, closers: tuple[str, ...] = ()) -> dict[str, Any]:
+        """A tag as ``begin``, the content, then one of its ends: free text in the content excludes the
+        ends (as the ``tag`` format's content ends at its end string), special tokens as tokens."""
+        own = tuple(e for e in tag.ends if e.strip())
+        inner = tuple(dict.fromkeys((*closers, *own)))
+        ends = [self.literal(end) for end in tag.ends]
+        parts = [
+            *([self.literal(tag.begin)] if tag.begin else []),
+            self.format(tag.content, inner, ()),
+            ends[0] if len(ends) == 1 else {"type": "or", "elements": ends},
+        ]
+        return {"type": "sequence", "elements": parts}
+
+    def format(self, node: Node, closers: tuple[str, ...] = (), own: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The xgrammar structural-tag ``format`` object of a node.
+
+        ``closers`` are the ends of the tags around the node (``own``: those of the innermost one). No
+        JSON string and no free text inside may contain one: the parser ends the region at the first
+        closer it meets, so a value holding one would be cut there. xgrammar takes a delimiter that is
+        not a special token of the tokenizer as ordinary text, and would write it inside a string; the
+        Lark form needs no such list, since llguidance never writes a special token inside a lexeme.
+        (Free text right inside a tag already ends at that tag's own end, so only the outer closers are
+        listed for it.)
+        """
+        if isinstance(node, Lit):
+            return self.literal(node.value)
+        if isinstance(node, Json):
+            return self.json(node.schema, closers)
+        if isinstance(node, Text):
+            return self.text((*node.excludes, *(c for c in closers if c not in own)))
+        if isinstance(node, Pattern):
+            return {"type": "regex", "pattern": node.pattern}
+        if isinstance(node, DialectValue):
+            from .anyvalue import ebnf_any_value
+
+            if self.delimiters:  # no string of the value holds a special token the grammar writes
+                node = replace(node, excludes=tuple(dict.fromkeys((*node.excludes, *self.delimiters))))
+            return {"type": "grammar", "grammar": ebnf_any_value(node)}
+        if isinstance(node, Seq):
+            return {
+                "type": "sequence",
+                "elements": [self.format(item, closers, own) for item in node.items],
+            }
+        if isinstance(node, Alt):
+            return {
+                "type": "or",
+                "elements": [self.format(item, closers, own) for item in node.options],
+            }
+        if isinstance(node, Tag):
+            return self.tag(node, closers)
+        if isinstance(node, Repeat):
+            content = self.format(node.content, closers, own)
+            return {"type": "repeat", "min": 0, "max": node.most, "content": content}
+        if self.calls_hold_token(node):
+            return self.calls_sequence(node, closers, own)
+        return self.calls(node, closers, own)
+
+    def json(self, schema: Any, closers: tuple[str, ...]) -> dict[str, Any]:
+        """A JSON value valid against ``schema``. xgrammar reads an ``anyOf`` of objects by its first
+        branch's property order only, so a choice of objects (a call object with its keys in either
+        order) is a choice of ``json_schema`` formats, and an array of such choices is written out."""
+        if isinstance(schema, dict):
+            defs = {k: v for k, v in schema.items() if k in ("$defs", "definitions")}
+            rest = {k: v for k, v in schema.items() if k not in defs}
+            branches = rest.get("anyOf")
+            if set(rest) == {"anyOf"} and isinstance(branches, list) and len(branches) > 1:
+                return {
+                    "type": "or",
+                    "elements": [
+                        self.json({**defs, **b} if isinstance(b, dict) else b, closers) for b in branches
+                    ],
+                }
+            items = rest.get("items")
+            if (
+                rest.get("type") == "array"
+                and set(rest) <= {"type", "items", "minItems", "maxItems"}
+                and isinstance(items, dict)
+                and set(items) == {"anyOf"}
+                and isinstance(items["anyOf"], list)
+                and len(items["anyOf"]) > 1
+            ):
+                return self.json_array(self.json({**defs, **items}, closers), rest)
+        out: dict[str, Any] = {"type": "json_schema", "json_schema": schema}
+        # No string holds a closer (the parser would end the region there) or a special token the
+        # grammar writes (llguidance never writes one inside a lexeme)
+        excludes = list(dict.fromkeys((*closers, *self.delimiters)))
         if excludes:
             out["excludes"] = excludes
         return out
-    if isinstance(node, Pattern):
-        return {"type": "regex", "pattern": node.pattern}
-    if isinstance(node, DialectValue):
-        from .anyvalue import ebnf_any_value
 
-        return {"type": "grammar", "grammar": ebnf_any_value(node)}
-    if isinstance(node, Seq):
-        return {
+    def json_array(self, item: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+        """A JSON array of ``item`` values, with ``minItems``/``maxItems`` of ``schema`` (at most
+        :data:`ENDLESS_ITEMS` in a tag with no end string, where xgrammar refuses an unbounded run)."""
+        space = {"type": "regex", "pattern": "[ \\t\\n\\r]*"}
+        least = max(int(schema.get("minItems", 0)), 0)
+        most = schema.get("maxItems")
+        open_, close = {"type": "const_string", "value": "["}, {"type": "const_string", "value": "]"}
+        if most is not None and int(most) <= 0:
+            return {"type": "sequence", "elements": [open_, space, close]}
+        more = {
             "type": "sequence",
-            "elements": [structural_tag_format(item, closers, own) for item in node.items],
+            "elements": [space, {"type": "const_string", "value": ","}, space, item],
         }
-    if isinstance(node, Alt):
-        return {
-            "type": "or",
-            "elements": [structural_tag_format(item, closers, own) for item in node.options],
-        }
-    if isinstance(node, Tag):
-        return _tag_dict(node, closers)
-    if node.separator is not None:
-        return {
-            "type": "tags_with_separator",
-            "tags": [_tag_dict(tag, closers) for tag in node.tags],
-            "separator": node.separator,
+        rest = max(least - 1, 0)
+        if most is None and self.endless:
+            most = max(ENDLESS_ITEMS, least)
+        body: dict[str, Any] = item
+        if most is None and rest == 0:
+            body = {"type": "sequence", "elements": [item, {"type": "star", "content": more}]}
+        elif most is None or int(most) > 1:
+            upper = -1 if most is None else int(most) - 1
+            tail = {"type": "repeat", "min": rest, "max": upper, "content": more}
+            body = {"type": "sequence", "elements": [item, tail]}
+        if least == 0:
+            body = {"type": "optional", "content": body}
+        return {"type": "sequence", "elements": [open_, space, body, space, close]}
+
+    def calls_hold_token(self, node: Calls) -> bool:
+        return (
+            any(self.has_token(t) for t in node.triggers)
+            or (node.separator is not None and self.has_token(node.separator))
+            or any(self.tag_holds_token(tag) for tag in node.tags)
+        )
+
+    def calls(self, node: Calls, closers: tuple[str, ...], own: tuple[str, ...]) -> dict[str, Any]:
+        if node.separator is not None:
+            return {
+                "type": "tags_with_separator",
+                "tags": [self.tag(tag, closers) for tag in node.tags],
+                "separator": node.separator,
+                "at_least_one": node.at_least_one,
+                "stop_after_first": node.stop_after_first,
+            }
+        if node.calls_last:
+            run: dict[str, Any] = {
+                "type": "tags_with_separator",
+                "tags": [self.tag(tag, closers) for tag in node.tags],
+                "separator": "",
+                "at_least_one": True,
+                "stop_after_first": node.stop_after_first,
+            }
+            if node.at_least_one:
+                return run
+            text = self.format(Text(tuple(node.triggers) + node.excludes), closers, own)
+            return {"type": "or", "elements": [text, {"type": "sequence", "elements": [text, run]}]}
+        if node.text_after and node.stop_after_first:
+            text = self.format(Text(tuple(node.triggers) + node.excludes), closers, own)
+            tag = (
+                {"type": "or", "elements": [self.tag(t, closers) for t in node.tags]}
+                if len(node.tags) > 1
+                else self.tag(node.tags[0], closers)
+            )
+            if node.at_least_one:
+                return {"type": "sequence", "elements": [tag, text]}
+            return {"type": "or", "elements": [text, {"type": "sequence", "elements": [text, tag, text]}]}
+        result: dict[str, Any] = {
+            "type": "triggered_tags",
+            "triggers": list(node.triggers),
+            "tags": [self.tag(tag, closers) for tag in node.tags],
             "at_least_one": node.at_least_one,
             "stop_after_first": node.stop_after_first,
         }
-    if node.calls_last:
-        run: dict[str, Any] = {
-            "type": "tags_with_separator",
-            "tags": [_tag_dict(tag, closers) for tag in node.tags],
-            "separator": "",
-            "at_least_one": True,
-            "stop_after_first": node.stop_after_first,
-        }
+        # A trigger is never text (it starts a tag), so it needs no exclude, and xgrammar would take an
+        # excluded trigger for one the tags may not start with either.
+        excludes = [e for e in dict.fromkeys((*node.excludes, *self.delimiters)) if e not in node.triggers]
+        if excludes:
+            result["excludes"] = excludes
+        return result
+
+    def calls_sequence(self, node: Calls, closers: tuple[str, ...], own: tuple[str, ...]) -> dict[str, Any]:
+        """Calls whose delimiters hold special tokens, as the Lark form writes them: free text (which
+        holds no trigger and no special token), a tag, free text again; or tags with a separator."""
+        tags = [self.tag(tag, closers) for tag in node.tags]
+        one = tags[0] if len(tags) == 1 else {"type": "or", "elements": tags}
+        triggered = [
+            self.tag(tag, closers) for tag in node.tags if any(tag.begin.startswith(t) for t in node.triggers)
+        ]
+        call = triggered[0] if len(triggered) == 1 else {"type": "or", "elements": triggered or tags}
+        text = self.format(Text(tuple(node.triggers) + node.excludes), closers, own)
+
+        def seq_(*items: dict[str, Any]) -> dict[str, Any]:
+            return {"type": "sequence", "elements": list(items)}
+
+        def star(item: dict[str, Any]) -> dict[str, Any]:
+            return {"type": "star", "content": item}
+
+        def either(*items: dict[str, Any]) -> dict[str, Any]:
+            return {"type": "or", "elements": list(items)}
+
+        if node.separator is not None:
+            if node.stop_after_first:
+                many = one
+            elif node.separator:
+                many = seq_(one, star(seq_(self.literal(node.separator), one)))
+            else:
+                many = {"type": "plus", "content": one}
+            return many if node.at_least_one else {"type": "optional", "content": many}
+        if node.calls_last:
+            run = one if node.stop_after_first else {"type": "plus", "content": one}
+            return run if node.at_least_one else either(text, seq_(text, run))
+        if node.text_after and node.stop_after_first:
+            return seq_(one, text) if node.at_least_one else either(text, seq_(text, call, text))
         if node.at_least_one:
-            return run
-        text = structural_tag_format(Text(tuple(node.triggers) + node.excludes), closers, own)
-        return {"type": "or", "elements": [text, {"type": "sequence", "elements": [text, run]}]}
-    if node.text_after and node.stop_after_first:
-        text = structural_tag_format(Text(tuple(node.triggers) + node.excludes), closers, own)
-        tag = (
-            {"type": "or", "elements": [_tag_dict(t, closers) for t in node.tags]}
-            if len(node.tags) > 1
-            else _tag_dict(node.tags[0], closers)
-        )
-        if node.at_least_one:
-            return {"type": "sequence", "elements": [tag, text]}
-        return {"type": "or", "elements": [text, {"type": "sequence", "elements": [text, tag, text]}]}
-    result: dict[str, Any] = {
-        "type": "triggered_tags",
-        "triggers": list(node.triggers),
-        "tags": [_tag_dict(tag, closers) for tag in node.tags],
-        "at_least_one": node.at_least_one,
-        "stop_after_first": node.stop_after_first,
-    }
-    if node.excludes:
-        result["excludes"] = list(node.excludes)
-    return result
+            return one if node.stop_after_first else seq_(one, star(seq_(text, call)), text)
+        if node.stop_after_first:
+            return either(text, seq_(text, call))
+        return seq_(text, star(seq_(call, text)))
+
+
+def structural_tag_format(
+    node: Node,
+    closers: tuple[str, ...] = (),
+    own: tuple[str, ...] = (),
+    special_tokens: Mapping[str, int | None] | None = None,
+) -> dict[str, Any]:
+    """The xgrammar structural-tag ``format`` object of a node (see :class:`_Formatter`);
+    ``special_tokens``: the tokenizer's special tokens, ``{text: id or None}``."""
+    return _Formatter(node, special_tokens).format(node, closers, own)
 
 
 # --------------------------------------------------------------------------------------------- examples
@@ -307,6 +602,8 @@ def example(node: Node, calls: int = 2) -> str:
         return example(node.options[0], calls)
     if isinstance(node, Tag):
         return node.begin + example(node.content, calls) + node.end
+    if isinstance(node, Repeat):
+        return ""
     count = 1 if node.stop_after_first else calls
     tags = [node.tags[i % len(node.tags)] for i in range(count)]
     if node.separator is not None:

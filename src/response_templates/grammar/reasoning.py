@@ -17,8 +17,16 @@ import regex
 from ..language import FieldSpec, ResponseTemplate
 from ..parser import ResponseParser
 from .arguments import GrammarError, delimiter_key, spell_text
-from .nodes import WS, Alt, Lit, Node, Tag, Text, optional, seq
-from .spelling import Unspellable, literal_text, spell_branches, spell_parts, strip_space
+from .nodes import WS, Alt, Lit, Node, Pattern, Seq, Tag, Text, optional, seq
+from .spelling import (
+    Unspellable,
+    literal_text,
+    spell_branches,
+    spell_parts,
+    strip_space,
+    suffix_spelling,
+    suffixed_starts,
+)
 
 __all__ = [
     "all_call_openers",
@@ -29,7 +37,9 @@ __all__ = [
     "reasoning_region",
     "reasoning_state",
     "reopened",
+    "suffixed_call_openers",
     "turn_ends",
+    "with_doubled_opener",
 ]
 
 
@@ -92,6 +102,17 @@ def all_call_openers(template: ResponseTemplate) -> list[str]:
             text += piece
         if text:
             out.append(text)
+    return out
+
+
+def suffixed_call_openers(template: ResponseTemplate) -> list[str]:
+    """The call openers' spellings with a session suffix (Hy's ``<tool_call:6124c78e>``) up to the
+    suffix's run (``<tool_call:``), which the grammar does not write as calls: free text that holds no
+    call opener holds none of these either (the parser would read a call there)."""
+    out: list[str] = []
+    for field in call_fields(template):
+        if field.open is not None and field.open.literals is None:
+            out.extend(s for s in suffixed_starts(str(field.open.source)) if s not in out)
     return out
 
 
@@ -220,8 +241,67 @@ def reopened(field: FieldSpec) -> Node:
     except GrammarError:
         return Text()
     if open_text and _doubled(field.open, open_text):
-        return seq(optional(seq(WS, Lit(open_text))), Text())
+        again: Node = Lit(open_text)
+        suffixed = _suffixed(field.open, open_text)
+        if suffixed is not None:  # the opener written again with a session suffix (``<think:abc>``)
+            again = Alt((again, seq(Lit(suffixed[0]), Pattern(suffixed[1], example="x>"))))
+        return seq(optional(seq(WS, again)), Text())
     return Text()
+
+
+def with_doubled_opener(node: Node, field: FieldSpec) -> Node:
+    """The reasoning block the prompt opened (a tag that begins with nothing), with the opener written
+    once more first where the parser reads it doubled (``<think>\n<think>``): needed where the opener is
+    a delimiter elsewhere in the grammar (a block reopened in the content), so never plain text."""
+    doubled = reopened(field)
+    if not isinstance(doubled, Seq):
+        return node
+    lead = doubled.items[0]
+    if isinstance(node, Tag) and not node.begin:
+        return Tag(node.begin, seq(lead, node.content), node.end, node.other_ends)
+    if isinstance(node, Alt):
+        return Alt(tuple(with_doubled_opener(o, field) for o in node.options))
+    if isinstance(node, Seq) and node.items:
+        return Seq((with_doubled_opener(node.items[0], field), *node.items[1:]))
+    return node
+
+
+def _suffixed(delim: Any, text: str) -> tuple[str, str] | None:
+    """``(end, rest)`` where a delimiter spelled ``text`` may also carry a suffix (Hy's session id,
+    ``</think:6124c78e>``): the fixed text up to the suffix's run, and a regex for the remainder; else
+    None."""
+    if delim is None or delim.literals is not None:
+        return None
+    first = top_alternative(str(delim.source))
+    found = suffix_spelling(first) if first is not None else None
+    if found is None or found[0] != text:
+        return None
+    return found[1], found[2]
+
+
+def top_alternative(source: str) -> str | None:
+    """The first top-level alternative of a pattern (the one the grammar spells)."""
+    from .calls import top_alternatives
+
+    alternatives = top_alternatives(source)
+    return alternatives[0] if alternatives else None
+
+
+def closed_block(
+    begin: str, inner: Node, close: str, others: tuple[str, ...], suffixed: tuple[str, str] | None
+) -> Node:
+    """A reasoning block from ``begin``: ``inner`` (ending in free text) and its closer; where the closer
+    may carry a suffix (``</think:6124c78e>``), either spelling, the text holding neither."""
+    if suffixed is None:
+        return Tag(begin, inner, close, others)
+    end, rest = suffixed
+    items = inner.items if isinstance(inner, Seq) else (inner,)
+    text = items[-1]
+    if not isinstance(text, Text):
+        return Tag(begin, inner, close, others)
+    plain = seq(*items[:-1], Text((*text.excludes, end)))
+    marked = seq(*items[:-1], Text((*text.excludes, close, *others)))
+    return Alt((Tag(begin, plain, close, others), seq(Tag(begin, marked, end), Pattern(rest, example="x>"))))
 
 
 def reasoning_region(
@@ -253,7 +333,8 @@ def reasoning_region(
         if reasoning == "forbidden":
             return Lit(close), [], None
         others = other_spellings(field.close, close, template)
-        return Tag("", Text(), close, others), [], (Text() if to_the_end else None)
+        block = closed_block("", Text(), close, others, _suffixed(field.close, close))
+        return block, [], (Text() if to_the_end else None)
     if state == "closed":
         if reasoning == "required":
             raise GrammarError("reasoning 'required', but the prompt already closed the reasoning block")
@@ -273,7 +354,9 @@ def reasoning_region(
         return Lit(""), [open_text], None
     inner = reopened(field)
     others = other_spellings(field.close, close, template)
-    options: list[Node] = [seq(WS, Tag(open_text, inner, close, others))]
+    options: list[Node] = [
+        seq(WS, closed_block(open_text, inner, close, others, _suffixed(field.close, close)))
+    ]
     if orphan or stray:
         # A close with no opener, which the parser reads (the text before it as reasoning, or all of it as
         # content): text before it holds no opener of anything.

@@ -39,6 +39,8 @@ __all__ = [
     "spell_parts",
     "spell_parts_variants",
     "strip_space",
+    "suffix_spelling",
+    "suffixed_starts",
 ]
 
 _parser: Any = importlib.import_module("re._parser")
@@ -550,3 +552,53 @@ def literal_text(pieces: list[Piece]) -> str | None:
     if all(isinstance(p, str) for p in pieces):
         return "".join(p for p in pieces if isinstance(p, str))
     return None
+
+
+#: A suffix: one literal character, then a run of a character class (``:[\w]+``, a session id).
+_SUFFIX = regex.compile(r"(\\.|[^\\\[\](){}|*+?.^$])((?:\[(?:\\.|[^\]\\])+\]|\\[wd])\+)", regex.S)
+
+
+def suffix_spelling(source: str) -> tuple[str, str, str] | None:
+    """A delimiter whose only freedom is an optional suffix inside its text (Hy's ``</think(?::\\w+)?>``,
+    a session id): ``(text, end, rest)`` where ``text`` is its one spelling (``</think>``), ``end`` the
+    fixed text of the suffixed spelling up to the suffix's run (``</think:``) and ``rest`` a regex for the
+    remainder (``[\\w]+>``); None for any other delimiter."""
+    try:
+        lead, body, trail = spell_parts(source)
+    except Unspellable:
+        return None
+    if lead or trail or len(body) != 3:
+        return None
+    head, slot, tail = body
+    if (
+        not (isinstance(head, str) and isinstance(slot, Slot) and isinstance(tail, str))
+        or slot.name != OPTIONAL
+    ):
+        return None
+    found = _SUFFIX.fullmatch(slot.pattern)
+    if found is None or not head or not tail:
+        return None
+    from .lark import regex_escape
+
+    first = found.group(1)[-1]
+    return head + tail, head + first, found.group(2) + regex_escape(tail)
+
+
+def suffixed_starts(source: str) -> list[str]:
+    """The fixed text up to an optional suffix at the start of a delimiter's parts (``<tool_call:`` of
+    ``(?:<tool_calls(?::\\w+)?>\\s*)?<tool_call(?::\\w+)?>...``, with ``<tool_calls:``): where the parser
+    reads the suffixed spelling too, free text must not hold it when it must not hold the delimiter."""
+    try:
+        parts = spell_parts(source)
+    except Unspellable:
+        return []
+    out: list[str] = []
+    for pieces in parts:
+        if len(pieces) < 2 or not isinstance(pieces[0], str) or not pieces[0]:
+            continue
+        slot = pieces[1]
+        if isinstance(slot, Slot) and slot.name == OPTIONAL:
+            found = _SUFFIX.fullmatch(slot.pattern)
+            if found is not None:
+                out.append(pieces[0] + found.group(1)[-1])
+    return out
