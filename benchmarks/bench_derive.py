@@ -477,17 +477,15 @@ def main() -> None:
     print(format_table(headers, table))
     for key in ("real", "renamed"):
         s = result["summary"][key]
+        n = s["chat_templates"] or 1
         print(
             f"{key}: derived {s['derived']}/{s['chat_templates']} ({s['derived_pct']}%, target 90%); "
             f"reading >=95% of the family's outputs as the library does: {s['read_95']}/{s['chat_templates']} "
-            f"({s['read_95_pct']}%, target 85%); outputs read alike {s['read_same']}/{s['samples']}"
-        )
-    for key in ("real", "renamed"):
-        s = result["summary"][key]
-        print(
+            f"({s['read_95_pct']}%, target 85%); outputs read alike {s['read_same']}/{s['samples']}\n"
             f"{key}, ceiling: {s['unshown']} of the {s['samples'] - s['read_same']} outputs read otherwise "
-            f"use a marker their chat template never writes; reading every other output alike would bring {s['reachable_95']}/{s['chat_templates']} "
-            f"chat templates to >=95% ({100 * s['reachable_95'] / (s['chat_templates'] or 1):.1f}%)"
+            "use a marker their chat template never writes; reading every other output alike would bring "
+            f"{s['reachable_95']}/{s['chat_templates']} chat templates to >=95% "
+            f"({100 * s['reachable_95'] / n:.1f}%)"
         )
     if llama is not None:
         for key in ("real", "renamed"):

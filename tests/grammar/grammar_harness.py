@@ -295,6 +295,20 @@ def _strings_of(value: Any) -> Iterable[str]:
             yield from _strings_of(item)
 
 
+def tag_formats(node: Any, kind: str) -> list[dict[str, Any]]:
+    """Every format object of ``kind`` in a structural tag, depth first."""
+    found: list[dict[str, Any]] = []
+    if isinstance(node, dict):
+        if node.get("type") == kind:
+            found.append(node)
+        for value in node.values():
+            found.extend(tag_formats(value, kind))
+    elif isinstance(node, list):
+        for value in node:
+            found.extend(tag_formats(value, kind))
+    return found
+
+
 def special_tokens_of_tag(structural_tag: Mapping[str, Any]) -> list[str]:
     """The token-like delimiters (see ``_TOKEN_LIKE``) in a structural tag's strings, sorted.
 

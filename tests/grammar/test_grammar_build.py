@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import grammar_harness as gh
 import pytest
 
 import response_templates as rt
@@ -43,18 +44,8 @@ def fmt(g: grammar.Grammar) -> dict[str, Any]:
     return g.structural_tag["format"]
 
 
-def find(node: Any, kind: str) -> list[dict[str, Any]]:
-    """Every format object of ``kind`` in a structural tag, depth first."""
-    found: list[dict[str, Any]] = []
-    if isinstance(node, dict):
-        if node.get("type") == kind:
-            found.append(node)
-        for value in node.values():
-            found.extend(find(value, kind))
-    elif isinstance(node, list):
-        for value in node:
-            found.extend(find(value, kind))
-    return found
+#: Every format object of a kind in a structural tag, depth first.
+find = gh.tag_formats
 
 
 def outer(node: Any, kind: str) -> list[dict[str, Any]]:

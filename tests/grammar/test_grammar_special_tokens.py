@@ -34,17 +34,8 @@ QWEN_TOKENS = {"<tool_call>": 7, "</tool_call>": 8, "<think>": 9, "</think>": 10
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 
 
-def find(node: Any, kind: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    if isinstance(node, dict):
-        if node.get("type") == kind:
-            found.append(node)
-        for value in node.values():
-            found.extend(find(value, kind))
-    elif isinstance(node, list):
-        for value in node:
-            found.extend(find(value, kind))
-    return found
+#: Every format object of a kind in a structural tag, depth first.
+find = gh.tag_formats
 
 
 def strings(node: Any) -> list[str]:
