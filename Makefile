@@ -107,12 +107,12 @@ test-vllm: .venv-vllm/.installed
 	.venv-vllm/bin/python -m pytest -p no:xdist -q tests/engines/test_engines_common.py tests/engines/test_vllm*.py \
 	  tests/grammar/test_grammar_forms.py tests/export/test_export_literal.py \
 	  tests/grammar/test_grammar_special_tokens.py tests/grammar/test_grammar_argument_values.py \
-	  tests/grammar/test_grammar_structure.py
+	  tests/grammar/test_grammar_structure.py tests/grammar/test_grammar_tag_holes.py
 
 test-sglang: .venv-sglang/.installed
 	.venv-sglang/bin/python -m pytest -p no:xdist -q tests/engines/test_sglang*.py \
 	  tests/grammar/test_grammar_special_tokens.py tests/grammar/test_grammar_argument_values.py \
-	  tests/grammar/test_grammar_structure.py
+	  tests/grammar/test_grammar_structure.py tests/grammar/test_grammar_tag_holes.py
 
 test-engines: test-vllm test-sglang
 

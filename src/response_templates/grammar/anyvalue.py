@@ -34,6 +34,32 @@ _PY_ESCAPE = r"\\([\"'\\/bfnrt]|u([0-9a-cA-Ce-fE-F][0-9a-fA-F]{3}|[dD][0-7][0-9a
 #: characters beyond ASCII out of a negated class, which would let U+2028 through.
 _PY_PLAIN_DOUBLE = r"[\x00-\x09\x0e-\x1b\x1f-\x21\x23-\x5b\x5d-\x7f\x80-\x84\x86-\u2027\u202a-\U0010ffff]"
 _PY_PLAIN_SINGLE = r"[\x00-\x09\x0e-\x1b\x1f-\x26\x28-\x5b\x5d-\x7f\x80-\x84\x86-\u2027\u202a-\U0010ffff]"
+#: The same characters as code point ranges, per quote (for :func:`ebnf_py_string`).
+_PY_PLAIN_RANGES: dict[str, tuple[tuple[int, int], ...]] = {
+    '"': (
+        (0x00, 0x09),
+        (0x0E, 0x1B),
+        (0x1F, 0x21),
+        (0x23, 0x5B),
+        (0x5D, 0x7F),
+        (0x80, 0x84),
+        (0x86, 0x2027),
+        (0x202A, 0x10FFFF),
+    ),
+    "'": (
+        (0x00, 0x09),
+        (0x0E, 0x1B),
+        (0x1F, 0x26),
+        (0x28, 0x5B),
+        (0x5D, 0x7F),
+        (0x80, 0x84),
+        (0x86, 0x2027),
+        (0x202A, 0x10FFFF),
+    ),
+}
+#: What may follow the backslash of an escape besides ``u`` and its four hex digits.
+_PY_ESCAPED = "\"'\\/bfnrt"
+_HEX = "0123456789abcdefABCDEF"
 PY_STRING = f"\"({_PY_PLAIN_DOUBLE}|{_PY_ESCAPE})*\"|'({_PY_PLAIN_SINGLE}|{_PY_ESCAPE})*'"
 #: The constants of a Python literal: Python's and JSON's spelling, both read.
 PY_CONSTANTS = ("True", "False", "None", "true", "false", "null")
@@ -57,7 +83,7 @@ def lark_any_value(writer: Any, node: DialectValue) -> str:
         writer.rules.extend(
             [
                 f"{base}: {base}_str | /{_slashed(_PY_NUMBER)}/ | {constants} | {base}_obj | {base}_arr",
-                f"{base}_str: /{_slashed(PY_STRING)}/",
+                f"{base}_str: {lark_py_string(writer, node.excludes)}",
                 f'{base}_obj: "{{" ({base}_mem ("," " "? {base}_mem)*)? "}}"',
                 f'{base}_mem: {base}_str ":" " "? {base}',
                 f'{base}_arr: "[" ({base} ("," " "? {base})*)? "]"',
@@ -127,8 +153,7 @@ def _ebnf_python_value(node: DialectValue) -> str:
         'member ::= string ":" " "? value',
         'array ::= "[" (value ("," " "? value)*)? "]"',
         'number ::= "-"? ("0" | [1-9] [0-9]{0,14}) ("." [0-9]+)? ([eE] [+\\-]? [0-9]{1,2})?',
-        f"string ::= [\"] ({_PY_PLAIN_DOUBLE} | escape)* [\"] | ['] ({_PY_PLAIN_SINGLE} | escape)* [']",
-        "escape ::= [\\\\] ([\"'\\\\/bfnrt] | [u] ([0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2}))",
+        *ebnf_py_string(node.excludes),
     ]
     return "\n".join(lines) + "\n"
 
@@ -193,3 +218,122 @@ def _ebnf_body(close: str, excludes: Sequence[str]) -> list[str]:
         else:  # the start: a run of other characters, then a character that begins a marker
             rules.append(f"{name} ::= {other}* (" + " | ".join(options) + ")")
     return rules
+
+
+# ------------------------------------------------------------------------------- Python strings
+
+
+def _class_point(point: int) -> str:
+    """One code point inside an EBNF character class."""
+    if 0x20 <= point < 0x7F and chr(point) not in '\\]^-"[':
+        return chr(point)
+    if point <= 0xFF:
+        return f"\\x{point:02x}"
+    if point <= 0xFFFF:
+        return f"\\u{point:04x}"
+    return f"\\U{point:08x}"
+
+
+def _class_without(ranges: Sequence[tuple[int, int]], chars: Sequence[str]) -> str | None:
+    """An EBNF character class of ``ranges`` without ``chars`` (``None``: nothing is left)."""
+    out: list[tuple[int, int]] = []
+    cut = sorted({ord(c) for c in chars})
+    for lo, hi in ranges:
+        start = lo
+        for point in cut:
+            if start <= point <= hi:
+                if point > start:
+                    out.append((start, point - 1))
+                start = point + 1
+        if start <= hi:
+            out.append((start, hi))
+    if not out:
+        return None
+    spans = "".join(
+        _class_point(lo) if lo == hi else f"{_class_point(lo)}-{_class_point(hi)}" for lo, hi in out
+    )
+    return f"[{spans}]"
+
+
+def ebnf_py_string(excludes: Sequence[str], name: str = "string") -> list[str]:
+    """EBNF rules whose rule ``name`` is a Python string (:data:`PY_STRING`, in either quote) holding none
+    of ``excludes`` in its text: the parser cuts a region at its closer before it reads the Python, and a
+    special token's text would be read as that token (``regex`` formats have no excludes).
+
+    An automaton over the string's characters: a state is the longest end of the text read that begins
+    an exclude; a character that completes one is refused. An escape's backslash begins no exclude (with
+    an exclude that holds a backslash there are no escapes) and its tail moves on from the start; a
+    ``\\uXXXX`` escape is written only where no exclude starts with ``u`` or a hex digit (it would then
+    need a state per digit).
+    """
+    markers = [e for e in dict.fromkeys(excludes) if e]
+    prefixes = sorted({m[:i] for m in markers for i in range(len(m))} | {""}, key=lambda p: (len(p), p))
+    index = {p: i for i, p in enumerate(prefixes)}
+    alphabet = sorted({ch for m in markers for ch in m})
+
+    def step(state: str, text: str) -> str | None:
+        for ch in text:
+            state += ch
+            if any(state.endswith(m) for m in markers):
+                return None
+            state = next(state[i:] for i in range(len(state) + 1) if state[i:] in index)
+        return state
+
+    escapes = "\\" not in alphabet
+    unicode = escapes and not any(m[0] in "u" + _HEX for m in markers)
+    hex4 = "[0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2}"
+    rules = [f"{name} ::= [\"] {name}_d0 | ['] {name}_s0"]
+    for quote, tag in (('"', "d"), ("'", "s")):
+        ranges = _PY_PLAIN_RANGES[quote]
+        other = _class_without(ranges, [*alphabet, quote, "\\"])
+        for state in prefixes:
+            # (next state, the text that leads there): spelled characters and escapes
+            moves: list[tuple[str, str]] = []
+            for ch in alphabet:
+                if ch in (quote, "\\") or not any(lo <= ord(ch) <= hi for lo, hi in ranges):
+                    continue
+                nxt = step(state, ch)
+                if nxt is not None:
+                    moves.append((nxt, f"[{_class_point(ord(ch))}]"))
+            if escapes:
+                by_state: dict[str, list[str]] = {}
+                for ch in _PY_ESCAPED:
+                    nxt = step("", ch)
+                    if nxt is not None:
+                        by_state.setdefault(nxt, []).append(ch)
+                for nxt, chars in by_state.items():
+                    cls = "[" + "".join(_class_point(ord(c)) for c in chars) + "]"
+                    moves.append((nxt, f"[\\\\] {cls}"))
+                if unicode:
+                    moves.append(("", f"[\\\\] [u] ({hex4})"))
+            if other is not None:
+                moves.append(("", other))
+            rule = f"{name}_{tag}{index[state]}"
+            home = [text for nxt, text in moves if nxt == ""]
+            away = [f"{text} {name}_{tag}{index[nxt]}" for nxt, text in moves if nxt != ""]
+            if state:  # back to the start, or on
+                options = (
+                    [f"{text} {name}_{tag}0" for text in home] + away + [f"[{_class_point(ord(quote))}]"]
+                )
+            else:  # a run that stays at the start, then the quote or a character that begins an exclude
+                loop = f"({' | '.join(home)})*" if home else ""
+                options = [f"{loop} {x}".strip() for x in [*away, f"[{_class_point(ord(quote))}]"]]
+            rules.append(f"{rule} ::= " + " | ".join(options))
+    return rules
+
+
+def lark_py_string(writer: Any, excludes: Sequence[str]) -> str:
+    """A Lark terminal for a Python string (:data:`PY_STRING`) holding none of ``excludes`` (nor the
+    special tokens the grammar writes, spelled), once per set of excludes."""
+    plain = tuple(sorted((set(excludes) | set(writer.spelled)) - {""}))
+    cache: dict[tuple[str, ...], str] = writer.__dict__.setdefault("_py_strings", {})
+    name = cache.get(plain)
+    if name is None:
+        name = f"PYSTR{len(cache)}"
+        cache[plain] = name
+        rule = f"{name}: /{_slashed(PY_STRING)}/"
+        if plain:
+            alts = "|".join(writer.escape(e) for e in plain)
+            rule += f" & ~/(?s:.*)(?:{alts})(?s:.*)/"
+        writer.rules.append(rule)
+    return name

@@ -18,10 +18,11 @@ import regex
 from ..language import FieldSpec, ResponseTemplate
 from .arguments import GrammarError, Tool, delimiter_key, make_tag, spell_text, spelled_nodes
 from .calls import CallSyntax, call_syntax, top_alternatives
-from .nodes import WS, Alt, Calls, Lit, Node, Pattern, Repeat, Seq, Tag, Text, example, optional, seq
+from .nodes import WS, Alt, Calls, Lit, Node, Pattern, Repeat, Seq, Tag, Text, example, optional, seq, strings
 from .reasoning import (
     all_call_openers,
     call_fields,
+    other_call_openers,
     other_spellings,
     reads,
     reasoning_field,
@@ -98,7 +99,8 @@ def derive(
     if template.implicit is None:
         return _derive_regions(template, tools, mode, named, parallel_tool_calls, reasoning, prefix)
     reasoning_node, excludes, unclosed = reasoning_region(template, reasoning, prefix)
-    excludes = [*excludes, *suffixed_call_openers(template)]
+    others = other_call_openers(template)
+    excludes = [*excludes, *suffixed_call_openers(template), *others]
     again = _reasoning_again(template, reasoning, prefix) if parallel_tool_calls else None
     thinking = reasoning_field(template)
     opened = reasoning_state(template, prefix) == "open"
@@ -123,6 +125,10 @@ def derive(
             raise GrammarError("the template has no tool-call field")
         raise errors[0]
     syntax = _with_alternative_bodies(syntax, template, allowed, parallel_tool_calls)
+    # The other spellings of an opener that the calls themselves open with (a section's other spelling)
+    # are delimiters of the grammar, not text to keep out.
+    written = _written(syntax)
+    excludes = [e for e in excludes if e not in others or not any(w.startswith(e) for w in written)]
     at_least_one = mode in ("required", "named")
     # A region that holds a list of calls, which the parser also reads written twice (LFM2): several.
     blocks = parallel_tool_calls and syntax.array and _reads_twice(template, prefix, syntax.tags)
@@ -155,6 +161,14 @@ def derive(
         # The reasoning also ends where a call opens (a lookahead closer): its text runs up to the call.
         whole = Alt((whole, seq(ended, calls)))
     return _or_unclosed(whole, unclosed)
+
+
+def _written(syntax: CallSyntax) -> list[str]:
+    """Every delimiter string the calls of ``syntax`` write (tags, triggers, section spellings)."""
+    out = [*syntax.triggers, *syntax.section_others, *(syntax.section or ())]
+    for tag in (*syntax.tags, *syntax.beside):
+        out.extend(strings(tag))
+    return out
 
 
 def _reasoning_again(template: ResponseTemplate, reasoning: str, prefix: str | None) -> Tag | None:

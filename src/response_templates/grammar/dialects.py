@@ -34,9 +34,8 @@ from typing import Any
 import regex
 
 from ..language import FieldSpec
-from .anyvalue import PY_STRING
 from .arguments import Tool, json_value
-from .nodes import Alt, DialectValue, Lit, Node, Pattern, Tag, Text, optional, seq
+from .nodes import Alt, DialectValue, Lit, Node, PyString, Tag, Text, optional, seq
 
 __all__ = [
     "PYTHON",
@@ -138,7 +137,7 @@ def dialect_value(schema: Any, tool: Tool, dialect: Dialect, depth: int = 0) -> 
 
 def _string(dialect: Dialect) -> Node:
     if dialect.python:
-        return Pattern(PY_STRING, example="'text'")
+        return PyString(example="'text'")
     standard = json_value({"type": "string"})
     if dialect.delims is None:
         return standard

@@ -28,6 +28,7 @@ from .nodes import (
     Lit,
     Node,
     Pattern,
+    PyString,
     Repeat,
     Seq,
     SharedAlt,
@@ -71,6 +72,10 @@ def _string(text: str) -> str:
 
 
 class _Writer:
+    #: How a text is written as a literal regex (for the value writers of :mod:`.anyvalue`, below this
+    #: module).
+    escape = staticmethod(regex_escape)
+
     def __init__(self, special_tokens: Mapping[str, int | None], spelled: tuple[str, ...] = ()) -> None:
         # llguidance names a special token by id (``<[id]>``) or, when its text is ``<...>``, by that
         # text; any other token without an id is written as text.
@@ -187,6 +192,10 @@ class _Writer:
             return self.text_terminal(node.excludes) + "?", False
         if isinstance(node, Pattern):
             return "/" + node.pattern.replace("/", "\\/") + "/", False
+        if isinstance(node, PyString):  # holds no special token's text, as in the structural tag
+            from .anyvalue import lark_py_string
+
+            return lark_py_string(self, node.excludes), False
         if isinstance(node, Seq):
             parts = []
             consumed = False

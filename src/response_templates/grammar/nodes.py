@@ -8,7 +8,8 @@ chosen so that each one has a direct counterpart in both (the structural tag's k
 * :class:`Lit` -- a fixed string; :class:`Json` -- a JSON value valid against a JSON schema;
   :class:`Text` -- free text not containing any of ``excludes`` (inside a :class:`Tag` it also ends at
   the tag's end string); :class:`Pattern` -- a regular expression (Rust-``regex`` and xgrammar syntax
-  alike: only character classes, groups, alternation and repetition).
+  alike: only character classes, groups, alternation and repetition); :class:`PyString` -- a Python
+  string literal holding none of some strings (an EBNF ``grammar`` in the structural tag).
 * :class:`Seq` and :class:`Alt` -- sequence and choice.
 * :class:`Tag` -- ``begin``, a content node, ``end``.
 * :class:`Calls` -- free text with tool calls in it: text until one of ``triggers`` starts a tag, the
@@ -33,6 +34,7 @@ __all__ = [
     "Lit",
     "Node",
     "Pattern",
+    "PyString",
     "Repeat",
     "Seq",
     "SharedAlt",
@@ -62,6 +64,17 @@ class Pattern:
     pattern: str
     #: One text the pattern matches (for :func:`example`).
     example: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class PyString:
+    """A Python string literal in either quote (:data:`~.anyvalue.PY_STRING`), as the Python-call parsers
+    read an argument's string, holding none of ``excludes`` in its text. Where it is written, it holds
+    neither the text of a special token the grammar writes nor, in the structural tag, a closer of a
+    region around it (other than the call's own brackets, which the parser reads as Python)."""
+
+    excludes: tuple[str, ...] = ()
+    example: str = field(default="'Paris'", compare=False)
 
 
 @dataclass(frozen=True)
@@ -136,7 +149,7 @@ class Calls:
     calls_last: bool = False
 
 
-Node = Lit | Json | Text | Pattern | Seq | Alt | Tag | Calls | DialectValue | Repeat
+Node = Lit | Json | Text | Pattern | PyString | Seq | Alt | Tag | Calls | DialectValue | Repeat
 
 
 #: Optional whitespace, where the template allows it (``\\s*``): a region's content, between parameters.
@@ -207,7 +220,7 @@ def _strings(node: Node) -> Iterator[str]:
     """Every delimiter string of a tree (literals, tag ends, triggers, separators, excluded strings)."""
     if isinstance(node, Lit):
         yield node.value
-    elif isinstance(node, Text):
+    elif isinstance(node, Text | PyString):
         yield from node.excludes
     elif isinstance(node, Seq):
         for item in node.items:
@@ -228,6 +241,11 @@ def _strings(node: Node) -> Iterator[str]:
             yield node.separator
         for tag in node.tags:
             yield from _strings(tag)
+
+
+def strings(node: Node) -> list[str]:
+    """Every delimiter string of a tree (literals, tag ends, triggers, separators, excluded strings)."""
+    return list(_strings(node))
 
 
 #: The most items of a JSON array written out in a tag with no end string (see :meth:`_Formatter.json`).
@@ -354,6 +372,8 @@ class _Formatter:
             return self.text((*node.excludes, *(c for c in closers if c not in own)))
         if isinstance(node, Pattern):
             return {"type": "regex", "pattern": node.pattern}
+        if isinstance(node, PyString):
+            return self.py_string(node, closers)
         if isinstance(node, DialectValue):
             from .anyvalue import ebnf_any_value
 
@@ -378,6 +398,19 @@ class _Formatter:
         if self.calls_hold_token(node):
             return self.calls_sequence(node, closers, own)
         return self.calls(node, closers, own)
+
+    def py_string(self, node: PyString, closers: tuple[str, ...]) -> dict[str, Any]:
+        """A Python string as an EBNF ``grammar`` (a ``regex`` format has no excludes): its text holds no
+        closer of a region around it (the parser cuts the region there before it reads the Python) and
+        no special token the grammar writes (xgrammar would take it, or its spelling, as text). A closer
+        made of closing brackets only (the call's ``)``, a call list's ``]``) is the Python's own: the
+        parser reads it inside a string as text."""
+        from .anyvalue import ebnf_py_string
+
+        regions = (c for c in closers if c.strip(")]} \t\r\n"))
+        excludes = tuple(dict.fromkeys((*node.excludes, *regions, *self.delimiters)))
+        rules = ebnf_py_string(excludes, "root")
+        return {"type": "grammar", "grammar": "\n".join(rules) + "\n"}
 
     def json(self, schema: Any, closers: tuple[str, ...]) -> dict[str, Any]:
         """A JSON value valid against ``schema``. xgrammar reads an ``anyOf`` of objects by its first
@@ -590,7 +623,7 @@ def example(node: Node, calls: int = 2) -> str:
     if isinstance(node, Text):
         text = "Let me think about it."
         return text if not any(e and e in text for e in node.excludes) else ""
-    if isinstance(node, Pattern):
+    if isinstance(node, Pattern | PyString):
         return node.example
     if isinstance(node, DialectValue):
         from .anyvalue import example_any_value

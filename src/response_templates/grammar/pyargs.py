@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .anyvalue import PY_STRING
 from .arguments import Tool, _ordered_params, _schema_kinds
 from .dialects import PYTHON, dialect_value
-from .nodes import Alt, Lit, Node, Pattern, seq
+from .nodes import Alt, Lit, Node, PyString, seq
 
 __all__ = ["python_arguments"]
 
@@ -33,7 +32,7 @@ def _python_value(schema: Any, tool: Tool) -> Node:
         and not schema.get("enum")
         and "const" not in schema
     ):
-        return Pattern(PY_STRING, example="'Paris'")
+        return PyString()
     return dialect_value(schema, tool, PYTHON)
 
 

@@ -19,10 +19,14 @@ from ..parser import ResponseParser
 from .arguments import GrammarError, delimiter_key, spell_text
 from .nodes import WS, Alt, Lit, Node, Pattern, Seq, Tag, Text, optional, seq
 from .spelling import (
+    CLASS,
+    OPTIONAL,
+    Slot,
     Unspellable,
     literal_text,
     spell_branches,
     spell_parts,
+    spell_parts_variants,
     strip_space,
     suffix_spelling,
     suffixed_starts,
@@ -31,6 +35,7 @@ from .spelling import (
 __all__ = [
     "all_call_openers",
     "call_fields",
+    "other_call_openers",
     "other_spellings",
     "reads",
     "reasoning_field",
@@ -102,6 +107,65 @@ def all_call_openers(template: ResponseTemplate) -> list[str]:
             text += piece
         if text:
             out.append(text)
+    return out
+
+
+#: How a token-like delimiter ends (``<|...|>``, ``<｜...｜>``).
+_TOKEN_ENDS = ("|>", "｜>")
+
+
+def other_call_openers(template: ResponseTemplate) -> list[str]:
+    """The other spellings of the call openers that the parser reads as calls but the grammar does not
+    write (Hermes' ``<function name="``, DeepSeek R1's ``function<｜tool▁sep｜>`` without the call token
+    before it), each up to its first slot: free text that holds no call opener holds none of these
+    either (the parser would read a call there). Texts of three characters or fewer are left out (they
+    would keep ordinary text out)."""
+    written = all_call_openers(template)
+    out: list[str] = []
+    for field in call_fields(template):
+        if field.open is None or field.open.literals is not None:
+            continue
+        source = str(field.open.source)
+        try:
+            variants = spell_parts_variants(source)
+            closes = (
+                {
+                    "".join(p for p in v[1] if isinstance(p, str))
+                    for v in spell_parts_variants(str(field.close.source))
+                }
+                if field.close is not None and field.close.literals is None
+                else set()
+            )
+        except Unspellable:
+            continue
+        if len(closes) > 1:
+            # The closer is spelled several ways too (DeepSeek V4.1's ``<\\DSML\\ ...>`` throughout): a
+            # whole other spelling of the calls, which the grammar does not write as calls but recorded
+            # outputs use; free text keeps it (left open).
+            continue
+        for _, body, _ in variants:
+            text = ""
+            for piece in body:
+                if not isinstance(piece, str):
+                    break
+                text += piece
+            if not any(isinstance(p, Slot) and p.name not in ("", OPTIONAL, CLASS) for p in body):
+                # an opener that only looks ahead at a call body (``<json>`` before ``{"name": ...}``):
+                # the call after it is one the grammar writes, and without one it opens nothing
+                continue
+            # also the text after a token-like delimiter inside it, where a match may start too (the
+            # token optional, as R1's call token)
+            starts = [text] + [
+                text[i + 1 :] for i in range(1, len(text) - 1) if text[i - 1 : i + 1] in _TOKEN_ENDS
+            ]
+            for start in starts:
+                if len(start.strip()) > 3 and start not in written and start not in out:
+                    try:
+                        found = regex.match(source, start, partial=True)
+                    except regex.error:
+                        found = None
+                    if found is not None:
+                        out.append(start)
     return out
 
 
@@ -328,13 +392,14 @@ def reasoning_region(
     # A block the turn's stop token closes too (``[/THINK]`` or ``</s>``) may run to the end of the output.
     closes = field.close.literals if field.close is not None and field.close.literals is not None else ()
     to_the_end = reasoning != "forbidden" and any(end in turn_ends(template) for end in closes)
-    call_openers = tuple(all_call_openers(template))
+    call_openers = tuple(dict.fromkeys((*all_call_openers(template), *other_call_openers(template))))
     if state == "open":
         if reasoning == "forbidden":
             return Lit(close), [], None
         others = other_spellings(field.close, close, template)
         block = closed_block("", Text(), close, others, _suffixed(field.close, close))
-        return block, [], (Text() if to_the_end else None)
+        # Reasoning that runs to the end of the output holds no call opener: the parser reads a call there.
+        return block, [], (Text(call_openers) if to_the_end else None)
     if state == "closed":
         if reasoning == "required":
             raise GrammarError("reasoning 'required', but the prompt already closed the reasoning block")
@@ -364,9 +429,20 @@ def reasoning_region(
     if reasoning == "allowed":
         options.append(Lit(""))
     node = options[0] if len(options) == 1 else Alt(tuple(options))
-    tail = seq(WS, Lit(open_text), inner) if to_the_end else None
+    tail = seq(WS, Lit(open_text), _text_without(inner, call_openers)) if to_the_end else None
     # Where the text before a stray close is reasoning, the content after the reasoning holds no close.
     return node, [open_text] + ([close] if orphan or stray == "reasoning" else []), tail
+
+
+def _text_without(node: Node, excludes: tuple[str, ...]) -> Node:
+    """``node`` (free text, or a sequence ending in it) with its last free text holding none of
+    ``excludes`` either: the text of a block that runs to the end of the output, where the parser reads
+    a call opener as a call."""
+    if isinstance(node, Text):
+        return Text(tuple(dict.fromkeys((*node.excludes, *excludes))))
+    if isinstance(node, Seq) and node.items:
+        return Seq((*node.items[:-1], _text_without(node.items[-1], excludes)))
+    return node
 
 
 # ------------------------------------------------------------------------- templates without free content
