@@ -36,6 +36,7 @@ import regex
 from ..language import FieldSpec
 from .arguments import Tool, json_value
 from .nodes import Alt, DialectValue, Lit, Node, PyString, Tag, Text, optional, seq
+from .params import schema_order
 
 __all__ = [
     "PYTHON",
@@ -215,7 +216,7 @@ def _object(schema: Mapping[str, Any], tool: Tool, dialect: Dialect, depth: int)
     by_name = sorted(entries, key=lambda entry: entry[0])
     if [n for n, _ in by_name] != [n for n, _ in entries]:
         orders.append(by_name)
-    bodies = _unique([_entries(order, required, _sep(",", dialect)) for order in orders])
+    bodies = _unique([schema_order(order, required, _sep(",", dialect)) for order in orders])
     body = bodies[0] if len(bodies) == 1 else Alt(tuple(bodies))
     return seq(Lit("{"), body, Lit("}"))
 
@@ -226,24 +227,6 @@ def _key_node(name: str, dialect: Dialect) -> Node:
         return Lit(_key(name, dialect))
     spellings = [*_python_spellings(name), json.dumps(name, ensure_ascii=False)]
     return Alt(tuple(Lit(t) for t in spellings)) if len(spellings) > 1 else Lit(spellings[0])
-
-
-def _entries(items: Sequence[tuple[str, Node]], required: set[str], comma: Node) -> Node:
-    """Entries in this order joined by ``,``: the required ones always, the optional ones when written."""
-    if not items:
-        return Lit("")
-    options: list[Node] = []
-    for first in range(len(items)):  # the first entry written; no required entry before it
-        if any(items[j][0] in required for j in range(first)):
-            break
-        parts: list[Node] = [items[first][1]]
-        for name, node in items[first + 1 :]:
-            entry = seq(comma, node)
-            parts.append(entry if name in required else optional(entry))
-        options.append(seq(*parts))
-    if not required:
-        options.append(Lit(""))
-    return options[0] if len(options) == 1 else Alt(tuple(options))
 
 
 def _array(schema: Mapping[str, Any], tool: Tool, dialect: Dialect, depth: int) -> Node:

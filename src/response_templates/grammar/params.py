@@ -20,7 +20,7 @@ from collections.abc import Collection, Sequence
 
 from .nodes import WS, Alt, Lit, Node, Repeat, SharedAlt, optional, seq
 
-__all__ = ["ANY_ORDER_MAX", "REQUIRED_ANY_ORDER_MAX", "ordered_params"]
+__all__ = ["ANY_ORDER_MAX", "REQUIRED_ANY_ORDER_MAX", "ordered_params", "schema_order"]
 
 #: Up to this many parameters, a call writes them in any order, each at most once.
 ANY_ORDER_MAX = 4
@@ -38,7 +38,7 @@ def ordered_params(items: Sequence[tuple[str, Node]], required: Collection[str],
         return _any_order(items, needed, separator, frozenset(), True, {})
     if separator == WS:
         return _loose(items, needed)
-    return _schema_order(items, needed, separator)
+    return schema_order(items, needed, separator)
 
 
 def _any_order(
@@ -66,8 +66,11 @@ def _any_order(
     return result
 
 
-def _schema_order(items: Sequence[tuple[str, Node]], required: set[str], separator: Node) -> Node:
-    """The parameters in the schema's order, each optional one skippable."""
+def schema_order(items: Sequence[tuple[str, Node]], required: Collection[str], separator: Node) -> Node:
+    """The parameters (or object entries) in the schema's order joined by ``separator``: the required
+    ones always, each optional one when written."""
+    if not items:
+        return Lit("")
     options: list[Node] = []
     for first in range(len(items)):
         if any(items[j][0] in required for j in range(first)):
