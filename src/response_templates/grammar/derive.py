@@ -22,6 +22,7 @@ from .nodes import WS, Alt, Calls, Lit, Node, Pattern, Repeat, Seq, Tag, Text, e
 from .reasoning import (
     all_call_openers,
     call_fields,
+    delimiter_texts,
     other_call_openers,
     other_spellings,
     reads,
@@ -176,15 +177,10 @@ def _reasoning_again(template: ResponseTemplate, reasoning: str, prefix: str | N
     ``reasoning="allowed"`` and a parser that reads ``Hi <think>Hmm</think>Yes`` so, after a first block
     as well."""
     field = reasoning_field(template)
-    if reasoning != "allowed" or field is None or field.open is None or field.close is None:
+    texts = delimiter_texts(field) if reasoning == "allowed" else None
+    if field is None or texts is None:
         return None
-    try:
-        open_text = spell_text(field.open, field.name, delimiter_key(field.open, "open"))
-        close = spell_text(field.close, field.name, delimiter_key(field.close, "close"))
-    except GrammarError:
-        return None
-    if not open_text or not close:
-        return None
+    open_text, close = texts
     is_open = reasoning_state(template, prefix) == "open"
     first = "Ok" + close if is_open else open_text + "Ok" + close
     probes = [first + "Hi " + open_text + "Hmm" + close + "Yes"]
@@ -271,14 +267,10 @@ def _ended_by_a_call(
 def _calls_in_reasoning(template: ResponseTemplate, prefix: str | None, syntax: CallSyntax) -> bool:
     """Whether the grammar may let a call be written inside the reasoning block: the parser reads it as a
     call, the reasoning going on after it (as the ``interleaved`` extension does), or as reasoning text."""
-    field = reasoning_field(template)
-    if field is None or field.open is None or field.close is None or not syntax.tags:
+    texts = delimiter_texts(reasoning_field(template))
+    if texts is None or not syntax.tags:
         return False
-    try:
-        open_text = spell_text(field.open, field.name, delimiter_key(field.open, "open"))
-        close = spell_text(field.close, field.name, delimiter_key(field.close, "close"))
-    except GrammarError:
-        return False
+    open_text, close = texts
     lead = "" if reasoning_state(template, prefix) == "open" else open_text
     call = example(syntax.tags[0], 1)
     message = reads(template, prefix, lead + "Hmm " + call + " more" + close + "Done")

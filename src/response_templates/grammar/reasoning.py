@@ -297,6 +297,19 @@ def _finite_texts(source: str, limit: int = 8) -> list[str] | None:
     return walk(list(tree))
 
 
+def delimiter_texts(field: FieldSpec | None) -> tuple[str, str] | None:
+    """The one spelling of a reasoning field's opener and closer, or None where the field has none of
+    them (no field, a delimiter missing, unspellable, or spelled empty)."""
+    if field is None or field.open is None or field.close is None:
+        return None
+    try:
+        open_text = spell_text(field.open, field.name, delimiter_key(field.open, "open"))
+        close = spell_text(field.close, field.name, delimiter_key(field.close, "close"))
+    except GrammarError:
+        return None
+    return (open_text, close) if open_text and close else None
+
+
 def reopened(field: FieldSpec) -> Node:
     """The text of a reasoning block, after its opener: a doubled opener the template reads as one
     (``<think>\n<think>``) may write the opener once more first."""
